@@ -1,0 +1,79 @@
+// Package kind names what a request is for (robots.txt, a sitemap, a page, …), so that the layers of
+// the door can treat kinds differently: the cache always revalidates robots.txt and sitemaps, the
+// body caps differ per kind, and the event stream reports it.
+//
+// A request's kind travels in its context. Colly derives every request's context from the
+// collector's, which a callback cannot extend per request, so from Colly callbacks the kind is set
+// as the private header [Header]; the door's identity layer moves it into the context and removes
+// it before anything leaves the process.
+package kind
+
+import (
+	"context"
+	"net/http"
+	"strings"
+)
+
+// Kind is what a request is for. The zero value means "not said" and reads as [HTML].
+type Kind string
+
+// The kinds the project distinguishes.
+const (
+	Robots  Kind = "robots"
+	Sitemap Kind = "sitemap"
+	LLMs    Kind = "llms"
+	Feed    Kind = "feed"
+	API     Kind = "api"
+	HTML    Kind = "html"
+	Other   Kind = "other"
+)
+
+// Header is the private request header that carries a kind from a Colly callback to the door.
+// The door strips it; it never reaches a server.
+const Header = "X-Etiquette-Kind"
+
+// All lists every kind, in discovery order.
+var All = []Kind{Robots, Sitemap, LLMs, Feed, API, HTML, Other}
+
+// Parse returns the kind named by s (case-insensitive) and whether s named one.
+func Parse(s string) (Kind, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for _, k := range All {
+		if string(k) == s {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+type ctxKey struct{}
+
+// WithKind returns a copy of ctx that carries k.
+func WithKind(ctx context.Context, k Kind) context.Context {
+	return context.WithValue(ctx, ctxKey{}, k)
+}
+
+// FromContext returns the kind ctx carries, or [HTML] when it carries none.
+func FromContext(ctx context.Context) Kind {
+	if k, ok := ctx.Value(ctxKey{}).(Kind); ok && k != "" {
+		return k
+	}
+	return HTML
+}
+
+// Of returns the kind of req: the one in its context, else the one in its [Header], else [HTML].
+func Of(req *http.Request) Kind {
+	if k, ok := req.Context().Value(ctxKey{}).(Kind); ok && k != "" {
+		return k
+	}
+	if k, ok := Parse(req.Header.Get(Header)); ok {
+		return k
+	}
+	return HTML
+}
+
+// Mark sets the kind on a request that is about to be sent, through its context when the caller
+// builds the request itself. It returns the new request (a shallow copy, as [http.Request.WithContext]).
+func Mark(req *http.Request, k Kind) *http.Request {
+	return req.WithContext(WithKind(req.Context(), k))
+}

@@ -1,0 +1,105 @@
+// Package origin turns URLs into the keys per-origin state is kept under.
+//
+// Two keys, because two rules apply:
+//   - [RobotsKey]: scheme, host and port. RFC 9309 §2.3 scopes robots.txt to the protocol, host and
+//     port it was fetched from.
+//   - [BudgetKey]: host and port, with each scheme's default port folded away, so http://h and
+//     https://h share one request budget: they are one server to the operator who pays for it.
+//
+// Hosts are lower-cased and IDNA-encoded (punycode) first, so "Bücher.example" and
+// "xn--bcher-kva.example" are one origin.
+package origin
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/idna"
+)
+
+// ErrNoHost is returned for a URL without a host, or with a scheme other than http and https.
+var ErrNoHost = errors.New("origin: URL has no http(s) host")
+
+// Host returns u's host lower-cased and IDNA-encoded, without the port.
+func Host(u *url.URL) (string, error) {
+	if u == nil || u.Hostname() == "" {
+		return "", ErrNoHost
+	}
+	h := strings.ToLower(u.Hostname())
+	if net.ParseIP(h) != nil {
+		return h, nil
+	}
+	a, err := idna.Lookup.ToASCII(h)
+	if err != nil {
+		// A host that IDNA rejects is still a host a server may answer to; key it lower-cased as is
+		// rather than refusing the request here (the transport will report a bad host itself).
+		return h, nil
+	}
+	return a, nil
+}
+
+func schemePort(u *url.URL) (scheme, port string, err error) {
+	scheme = strings.ToLower(u.Scheme)
+	switch scheme {
+	case "http":
+		port = "80"
+	case "https":
+		port = "443"
+	default:
+		return "", "", fmt.Errorf("%w: %q", ErrNoHost, u.String())
+	}
+	if p := u.Port(); p != "" {
+		port = p
+	}
+	return scheme, port, nil
+}
+
+func hostPort(host, port string, defaultPort bool) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if defaultPort {
+		return host
+	}
+	return host + ":" + port
+}
+
+// RobotsKey returns "scheme://host[:port]" for u, the port omitted when it is the scheme's default.
+func RobotsKey(u *url.URL) (string, error) {
+	scheme, port, err := schemePort(u)
+	if err != nil {
+		return "", err
+	}
+	host, err := Host(u)
+	if err != nil {
+		return "", err
+	}
+	def := (scheme == "http" && port == "80") || (scheme == "https" && port == "443")
+	return scheme + "://" + hostPort(host, port, def), nil
+}
+
+// RobotsURL returns the robots.txt URL that governs u (RFC 9309 §2.3: "/robots.txt" at the origin).
+func RobotsURL(u *url.URL) (string, error) {
+	k, err := RobotsKey(u)
+	if err != nil {
+		return "", err
+	}
+	return k + "/robots.txt", nil
+}
+
+// BudgetKey returns "host" or "host:port" for u: the default ports 80 and 443 are folded away, so
+// http and https of one host share a key; any other port is kept.
+func BudgetKey(u *url.URL) (string, error) {
+	_, port, err := schemePort(u)
+	if err != nil {
+		return "", err
+	}
+	host, err := Host(u)
+	if err != nil {
+		return "", err
+	}
+	return hostPort(host, port, port == "80" || port == "443"), nil
+}
