@@ -31,17 +31,19 @@ type Options struct {
 	FetchTimeout time.Duration
 }
 
-type Keeper struct{ fetch Fetch }
+type Keeper struct{}
 
-func NewKeeper(fetch Fetch, opts Options) *Keeper { return &Keeper{fetch: fetch} }
+func NewKeeper(opts Options) *Keeper { return &Keeper{} }
 
 // Entry is what is known about one origin's robots.txt.
 type Entry struct{}
 
-func (k *Keeper) Lookup(ctx context.Context, u *url.URL) (*Entry, error) { return &Entry{}, nil }
-func (e *Entry) Decide(token string, u *url.URL) Decision                { return Decision{Allowed: true} }
-func (e *Entry) CrawlDelay(token string) (time.Duration, bool)           { return 0, false }
-func (e *Entry) Sitemaps() []string                                      { return nil }
+func (k *Keeper) Lookup(ctx context.Context, u *url.URL, fetch Fetch) (*Entry, error) {
+	return &Entry{}, nil
+}
+func (e *Entry) Decide(token string, u *url.URL) Decision      { return Decision{Allowed: true} }
+func (e *Entry) CrawlDelay(token string) (time.Duration, bool) { return 0, false }
+func (e *Entry) Sitemaps() []string                            { return nil }
 
 // DisallowedError is returned for a URL robots.txt disallows.
 type DisallowedError struct {
