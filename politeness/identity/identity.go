@@ -46,3 +46,5 @@ func (id Identity) IsZero() bool                              { return id == Ide
 
 // Parse reads a whole User-Agent string in the given profile.
 func Parse(ua string, p Profile) (Identity, []Problem, error) { return Identity{}, nil, nil }
+
+func (id Identity) From() string { return id.Contact }

@@ -1,0 +1,165 @@
+// Package extensions plugs etiquette into a Colly collector, in Colly's own extension style:
+// one function per concern, func X(c *colly.Collector, …).
+//
+// Most scrapers need one line:
+//
+//	if err := extensions.Polite(c, politeness.Policy{Identity: id}); err != nil { … }
+package extensions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/events"
+)
+
+// ErrDoorBypassed is the error of every request a collector would have sent after a Colly setter
+// replaced or weakened the door (SetProxy, SetProxyFunc, SetClient, WithTransport,
+// SetRequestTimeout, or a direct change of the collector's client). errors.Is(err,
+// context.Canceled) is true as well: the request was cancelled before it left.
+var ErrDoorBypassed = errors.New("etiquette: the collector's transport is no longer the polite door")
+
+// Polite installs the one door as c's transport: every request c and its clones send — pages,
+// redirect hops, retries — is identified, robots-checked, cookie-free unless a purpose needs
+// cookies, cached and budgeted. It also turns off what the door replaces: Colly's robots.txt
+// check (IgnoreRobotsTxt = true), its cookie jar, its CacheDir and its silent MaxBodySize cut
+// (the door's caps report truncation), and sets c.UserAgent to the policy's User-Agent.
+//
+// Polite fails, and changes nothing, when p has no valid identity.
+//
+// Configure proxies with Policy.Proxy and timeouts with Policy.Timeout: Colly's SetProxy,
+// SetProxyFunc, SetClient, WithTransport and SetRequestTimeout replace or weaken the door. Polite
+// watches for that through c.Context (every request's context, clones' included, derives from
+// it): once the transport is no longer the door, each request is cancelled before it leaves, an
+// error is logged, and [Status] reports it. Do not replace c.Context after Polite.
+func Polite(c *colly.Collector, p politeness.Policy) error {
+	_, err := Install(c, p)
+	return err
+}
+
+// Install is Polite that also returns the door, for callers that read its events or stats.
+func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) {
+	if c == nil {
+		return nil, errors.New("etiquette: nil collector")
+	}
+	d, err := politeness.NewDoor(p)
+	if err != nil {
+		return nil, err
+	}
+	c.WithTransport(d)
+	c.SetRequestTimeout(0)
+	c.DisableCookies()
+	c.IgnoreRobotsTxt = true
+	c.CacheDir = ""
+	c.MaxBodySize = 0
+	c.UserAgent = d.UserAgent()
+
+	parent := c.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	g := &guard{Context: parent, c: c, door: d, done: make(chan struct{}), logger: p.Logger, bus: d.Events()}
+	if g.logger == nil {
+		g.logger = slog.Default()
+	}
+	if _, ok := clientOf(c); !ok {
+		return nil, errors.New("etiquette: this Colly version's collector layout is not the one Polite was built for (v2.3.0); cannot watch its transport")
+	}
+	c.Context = g
+	return d, nil
+}
+
+// Status reports whether c still sends through the door installed by Polite: nil when it does,
+// an error naming what changed when a setter replaced or weakened it, or an error when Polite was
+// never installed on c (clones answer for the collector they were cloned from).
+func Status(c *colly.Collector) error {
+	g, ok := c.Context.(*guard)
+	if !ok {
+		return errors.New("etiquette: Polite is not installed on this collector")
+	}
+	return g.check()
+}
+
+// guard is the collector's context. Its Done and Err report cancellation as soon as the
+// collector's client no longer has the door as its transport, or has an overall timeout (which
+// would count the wait for the host clock against the request), so no request leaves outside
+// the door: Go's client and transport refuse to send on a cancelled context.
+type guard struct {
+	context.Context
+	c      *colly.Collector
+	door   *politeness.Door
+	logger *slog.Logger
+	bus    *events.Bus
+
+	once   sync.Once
+	done   chan struct{}
+	bypass atomic.Pointer[error]
+}
+
+// check returns the parent's error, or the bypass error once the door was replaced or weakened.
+func (g *guard) check() error {
+	if err := g.Context.Err(); err != nil {
+		return err
+	}
+	if e := g.bypass.Load(); e != nil {
+		return *e
+	}
+	client, _ := clientOf(g.c)
+	var why string
+	switch {
+	case client == nil:
+		why = "the collector has no HTTP client"
+	case client.Transport != http.RoundTripper(g.door):
+		why = fmt.Sprintf("its transport was replaced (now %T) — SetProxy, SetProxyFunc, SetClient or WithTransport was called after Polite; set Policy.Proxy or Policy.BaseTransport instead", client.Transport)
+	case client.Timeout != 0:
+		why = fmt.Sprintf("SetRequestTimeout(%s) was called after Polite: a client timeout counts the wait for the origin's turn; set Policy.Timeout instead", client.Timeout)
+	default:
+		return nil
+	}
+	g.once.Do(func() {
+		err := fmt.Errorf("%w: %s: %w", ErrDoorBypassed, why, context.Canceled)
+		g.bypass.Store(&err)
+		close(g.done)
+		g.logger.Error("etiquette: collector no longer polite; its requests are cancelled", "reason", why)
+		g.bus.Emit(events.Event{Type: events.Notice, Reason: "door-bypassed", Detail: err.Error(), Err: err})
+	})
+	return *g.bypass.Load()
+}
+
+// Done is closed when the parent is done or the door was bypassed.
+func (g *guard) Done() <-chan struct{} {
+	if g.check() != nil && g.bypass.Load() != nil {
+		return g.done
+	}
+	return g.Context.Done()
+}
+
+// Err reports the parent's error or the bypass.
+func (g *guard) Err() error { return g.check() }
+
+// clientOf reads the collector's unexported HTTP client. Colly v2.3.0 has no getter for it, and
+// the door must notice when a setter replaced the transport. The read is checked against the
+// layout at install time (Install refuses when the layout differs), and a spec pins it.
+func clientOf(c *colly.Collector) (*http.Client, bool) {
+	v := reflect.ValueOf(c).Elem().FieldByName("backend")
+	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil, false
+	}
+	b := v.Elem()
+	f := b.FieldByName("Client")
+	if !f.IsValid() || f.Type() != reflect.TypeOf((*http.Client)(nil)) {
+		return nil, false
+	}
+	client := *(**http.Client)(unsafe.Pointer(f.UnsafeAddr()))
+	return client, true
+}

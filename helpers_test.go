@@ -1,0 +1,89 @@
+package etiquette_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/robots"
+)
+
+// exampleBot is a valid identity for specs.
+func exampleBot() identity.Identity {
+	return identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
+		InfoURL: "https://example.org/bot", Contact: "bot@example.org"}
+}
+
+// isolatedPolicy is a policy with its own clock and robots keeper, so that process-wide state
+// from other specs cannot leak into timings or robots.txt decisions. Authorized lets specs that
+// only check headers run faster than 3/s against their own loopback origins.
+func isolatedPolicy(authorized ...string) politeness.Policy {
+	cfg := hostclock.Config{Rate: 3, Concurrency: 2}
+	if len(authorized) > 0 {
+		cfg.Authorized = map[string]float64{}
+		for _, k := range authorized {
+			cfg.Authorized[k] = 50
+		}
+	}
+	clock, err := hostclock.NewLocal(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	p := politeness.Policy{Identity: exampleBot(), Clock: clock, Robots: robots.NewKeeper(robots.Options{}), NoCache: true}
+	if len(authorized) > 0 {
+		p.AuthorizedRates = cfg.Authorized
+		p.Rate = 50
+		p.Concurrency = 4
+	}
+	return p
+}
+
+// hit is one request as the site's server saw it.
+type hit struct {
+	At     time.Time
+	Method string
+	Path   string // path and query
+	Header http.Header
+}
+
+// site is an httptest server that records every request it receives.
+type site struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []hit
+}
+
+// newSite starts a recording server; handler answers after the request is recorded.
+func newSite(handler http.HandlerFunc) *site {
+	s := &site{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits = append(s.hits, hit{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone()})
+		s.mu.Unlock()
+		handler(w, r)
+	}))
+	return s
+}
+
+// Hits returns a copy of what the site received so far.
+func (s *site) Hits() []hit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]hit(nil), s.hits...)
+}
+
+// Paths returns the paths the site received, in order.
+func (s *site) Paths() []string {
+	var out []string
+	for _, h := range s.Hits() {
+		out = append(out, h.Path)
+	}
+	return out
+}
+
+// budgetKey is the host:port a site's requests are budgeted under.
+func (s *site) budgetKey() string { return s.Listener.Addr().String() }

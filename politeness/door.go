@@ -1,0 +1,214 @@
+// Package politeness is the one door every outgoing request passes: an http.RoundTripper stack
+// that identifies the crawler, decides robots.txt, keeps cookies out, answers from the cache,
+// backs off when a site asks and waits for the origin's turn — in that order, for every request,
+// redirect hop, robots.txt fetch and retry.
+//
+// The stack, top to bottom (see [NewDoor]):
+//
+//	identity → robots gate → cookies → cache → backoff → host clock → net/http.Transport
+//
+// Because enforcement lives in the transport, no Colly option, callback or redirect can route
+// around it: Go's http.Client calls the transport once per redirect hop, and the door's own
+// requests (robots.txt) enter at the top like any other.
+//
+// Per-origin state — the host clock and the robots.txt keeper — is process-wide by default: two
+// doors, two collectors and every clone in one process share one budget per origin, because the
+// site pays for the crawler as a whole (the RRZE rules count it so). This is the one justified
+// global; pass Policy.Clock and Policy.Robots to give a door its own.
+package politeness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/politeness/backoff"
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/robots"
+)
+
+// MaxRedirects is the number of redirect hops [Door.Client] follows (Go's and Colly's default).
+const MaxRedirects = 10
+
+// MaxRobotsRedirects is the number of redirect hops followed for robots.txt (RFC 9309 §2.3.1.2).
+const MaxRobotsRedirects = 5
+
+// Door is the top of the request stack. It is an http.RoundTripper; use it as the Transport of
+// an http.Client that has no cookie jar, or call [Door.Client]. A Door is safe for concurrent use.
+type Door struct {
+	policy  Policy
+	top     http.RoundTripper // identity layer: where every request, the door's own included, enters
+	clock   hostclock.Clock
+	keeper  *robots.Keeper
+	jar     *cookies.Jar
+	bus     *events.Bus
+	stats   *Stats
+	robotsC *http.Client // the gate's client for robots.txt: ≤5 redirects, no jar, enters at top
+}
+
+// ErrIdentityRequired is returned by NewDoor for a policy without an identity.
+var ErrIdentityRequired = identity.ErrNoIdentity
+
+// NewDoor validates p and builds the stack. It fails when the identity is missing or invalid
+// (the error lists every problem and how to fix it), when a rate above 3 per second is asked for
+// an origin that is not authorised, or when the cookie purpose names an unknown class.
+func NewDoor(p Policy) (*Door, error) {
+	if p.Identity.IsZero() {
+		return nil, fmt.Errorf("etiquette: %w", identity.ErrNoIdentity)
+	}
+	if _, err := p.Identity.Validate(); err != nil {
+		return nil, fmt.Errorf("etiquette: the crawler identity is not usable: %w", err)
+	}
+	d := &Door{policy: p, bus: p.Events, stats: newStats()}
+	if d.bus == nil {
+		d.bus = &events.Bus{}
+	}
+	d.bus.Subscribe(d.stats.record)
+	logger := p.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	d.bus.Subscribe(logEvents(logger))
+
+	var err error
+	if d.clock = p.Clock; d.clock == nil {
+		if d.clock, err = processClock(p); err != nil {
+			return nil, err
+		}
+	}
+	if d.keeper = p.Robots; d.keeper == nil {
+		d.keeper = processKeeper()
+	}
+	if p.Cookies != nil {
+		if d.jar, err = cookies.NewJar(*p.Cookies); err != nil {
+			return nil, fmt.Errorf("etiquette: cookie purpose: %w", err)
+		}
+	}
+
+	base := p.BaseTransport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	} else {
+		base = base.Clone()
+	}
+	if p.Proxy != nil {
+		base.Proxy = p.Proxy
+	}
+	// A proxy CONNECT carries no request headers of ours; without this it says Go-http-client.
+	base.ProxyConnectHeader = http.Header{"User-Agent": {p.agent()}}
+
+	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
+	var rt http.RoundTripper = base
+	rt = hostclock.Layer(rt, d.clock, hostclock.LayerOptions{Timeout: p.timeout(), Sink: d.bus})
+	rt = backoff.Layer(rt, d.clock, backoff.Options{Sink: d.bus})
+	if !p.NoCache {
+		rt = cache.NewTransport(rt, p.CacheStore)
+	}
+	rt = cookieLayer(rt, d.jar)
+	rt = robotsGate(rt, d)
+	rt = identityLayer(rt, p)
+	rt = reportLayer(rt, p, d.bus)
+	d.top = rt
+
+	d.robotsC = &http.Client{
+		Transport: d.top,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > MaxRobotsRedirects {
+				return fmt.Errorf("robots.txt: more than %d redirects (RFC 9309 §2.3.1.2)", MaxRobotsRedirects)
+			}
+			return nil
+		},
+	}
+	return d, nil
+}
+
+// RoundTrip sends req through the whole stack. It never modifies req.
+func (d *Door) RoundTrip(req *http.Request) (*http.Response, error) {
+	return d.top.RoundTrip(req)
+}
+
+// Client returns an http.Client whose transport is the door: no cookie jar (the door's cookies
+// layer keeps what a declared purpose needs), at most [MaxRedirects] hops, and no overall
+// Timeout (the door's timeout starts when the host clock grants the slot).
+func (d *Door) Client() *http.Client {
+	return &http.Client{
+		Transport: d,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= MaxRedirects {
+				return fmt.Errorf("stopped after %d redirects", MaxRedirects)
+			}
+			return nil
+		},
+	}
+}
+
+// Events returns the bus the door reports its decisions on.
+func (d *Door) Events() *events.Bus { return d.bus }
+
+// Stats returns a snapshot of what the door did so far.
+func (d *Door) Stats() StatsSnapshot { return d.stats.snapshot() }
+
+// Policy returns the policy the door was built from.
+func (d *Door) Policy() Policy { return d.policy }
+
+// UserAgent returns the User-Agent the door sends.
+func (d *Door) UserAgent() string { return d.policy.agent() }
+
+// Token returns the product token robots.txt is decided for.
+func (d *Door) Token() string { return d.policy.token() }
+
+var (
+	clocksMu sync.Mutex
+	clocks   = map[string]hostclock.Clock{}
+
+	keeperOnce sync.Once
+	keeper     *robots.Keeper
+)
+
+// processClock returns the process-wide clock for p's budget configuration. Doors with the same
+// configuration (the usual case: the defaults) share one clock and so one budget per origin.
+func processClock(p Policy) (hostclock.Clock, error) {
+	var auth []string
+	for k, v := range p.AuthorizedRates {
+		auth = append(auth, fmt.Sprintf("%s=%g", k, v))
+	}
+	slices.Sort(auth)
+	key := fmt.Sprintf("%g|%d|%s", p.rate(), p.concurrency(), strings.Join(auth, ","))
+	clocksMu.Lock()
+	defer clocksMu.Unlock()
+	if c, ok := clocks[key]; ok {
+		return c, nil
+	}
+	c, err := hostclock.NewLocal(hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates, Concurrency: p.concurrency()})
+	if err != nil {
+		return nil, fmt.Errorf("etiquette: %w", err)
+	}
+	clocks[key] = c
+	return c, nil
+}
+
+func processKeeper() *robots.Keeper {
+	keeperOnce.Do(func() { keeper = robots.NewKeeper(robots.Options{}) })
+	return keeper
+}
+
+// internalKey marks the door's own requests (robots.txt) in their context. It is unexported, so
+// no caller — and no header a Colly callback sets — can claim the mark.
+type internalKey struct{}
+
+func markInternal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, internalKey{}, true)
+}
+
+func isInternal(ctx context.Context) bool {
+	v, _ := ctx.Value(internalKey{}).(bool)
+	return v
+}

@@ -1,0 +1,151 @@
+package politeness
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/robots"
+)
+
+// Mode says whose request the door sends.
+type Mode int
+
+const (
+	// Crawl: the crawler follows links on its own; robots.txt is decided for the crawl token.
+	Crawl Mode = iota
+	// UserTriggered: one page fetched because a person asked for it; the door identifies with the
+	// user-triggered token (e.g. ExampleBot-User) and robots.txt is decided for that token.
+	UserTriggered
+)
+
+func (m Mode) String() string {
+	if m == UserTriggered {
+		return "user-triggered"
+	}
+	return "crawl"
+}
+
+// Policy configures a [Door]. Only Identity is required; every other zero field means the
+// documented default.
+type Policy struct {
+	// Identity is who the crawler says it is. Required: there is no default identity, and
+	// NewDoor refuses a zero or invalid one.
+	Identity identity.Identity
+	// Mode selects the crawl token (Crawl, the default) or the user-triggered token.
+	Mode Mode
+
+	// Rate is the number of request starts per second per budget key (host[:port]); 0 means 3.
+	// A rate above 3 is refused unless the key is listed in AuthorizedRates.
+	Rate float64
+	// AuthorizedRates lists budget keys whose operators allowed a higher rate, and that rate.
+	AuthorizedRates map[string]float64
+	// Concurrency caps the requests in flight per budget key; 0 means 2.
+	Concurrency int
+	// Timeout bounds one request, counted from the moment the host clock grants its slot, so
+	// waiting for a turn never times a request out; 0 means 30 s.
+	Timeout time.Duration
+
+	// CacheStore holds cached responses; nil means a bounded in-memory store. Ignored when NoCache.
+	CacheStore cache.Store
+	// NoCache turns the cache layer off: every read goes to the site.
+	NoCache bool
+
+	// Cookies declares the purpose that needs cookies; nil (the default) means stateless: no
+	// Cookie header is ever sent and no Set-Cookie is ever kept.
+	Cookies *cookies.Purpose
+
+	// Clock decides when requests start. nil means the process-wide clock, so that every door,
+	// collector and clone in the process shares one budget per origin.
+	Clock hostclock.Clock
+	// Robots keeps robots.txt per origin. nil means the process-wide keeper.
+	Robots *robots.Keeper
+
+	// Events receives every decision of the door; nil means a private bus (see [Door.Events]).
+	Events *events.Bus
+	// Logger receives one record per decision; nil means slog.Default() at the records' levels.
+	Logger *slog.Logger
+
+	// Proxy chooses a proxy per request (as http.Transport.Proxy). Colly's SetProxy and
+	// SetProxyFunc would replace the door, so proxies are configured here.
+	Proxy func(*http.Request) (*url.URL, error)
+	// BaseTransport is the transport at the bottom of the door; nil means a clone of
+	// http.DefaultTransport. The door sets its ProxyConnectHeader (so proxy CONNECTs identify)
+	// and, when Proxy is set, its Proxy.
+	BaseTransport *http.Transport
+
+	// MaxBodyBytes overrides the body cap per kind (see [DefaultMaxBodyBytes]).
+	MaxBodyBytes map[kind.Kind]int64
+}
+
+// DefaultRate is the default number of request starts per second per budget key.
+const DefaultRate = 3
+
+// DefaultConcurrency is the default cap of requests in flight per budget key.
+const DefaultConcurrency = 2
+
+// DefaultTimeout bounds one request from the grant of its slot.
+const DefaultTimeout = 30 * time.Second
+
+// DefaultMaxBodyBytes is the body cap per kind. A body longer than its cap is cut there and the
+// read fails with a [*BodyTooLargeError], so truncation is never silent. Bodies are counted
+// after content decoding, which bounds decompression too.
+var DefaultMaxBodyBytes = map[kind.Kind]int64{
+	kind.Robots:  1 << 20,
+	kind.Sitemap: 50 << 20,
+	kind.LLMs:    10 << 20,
+	kind.Feed:    10 << 20,
+	kind.API:     10 << 20,
+	kind.HTML:    10 << 20,
+	kind.Other:   50 << 20,
+}
+
+func (p Policy) rate() float64 {
+	if p.Rate <= 0 {
+		return DefaultRate
+	}
+	return p.Rate
+}
+
+func (p Policy) concurrency() int {
+	if p.Concurrency <= 0 {
+		return DefaultConcurrency
+	}
+	return p.Concurrency
+}
+
+func (p Policy) timeout() time.Duration {
+	if p.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return p.Timeout
+}
+
+func (p Policy) maxBody(k kind.Kind) int64 {
+	if n, ok := p.MaxBodyBytes[k]; ok && n > 0 {
+		return n
+	}
+	return DefaultMaxBodyBytes[k]
+}
+
+// token is the product token robots.txt is decided for, and agent the User-Agent sent.
+func (p Policy) token() string {
+	if p.Mode == UserTriggered {
+		return p.Identity.UserTriggeredToken()
+	}
+	return p.Identity.CrawlToken()
+}
+
+func (p Policy) agent() string {
+	if p.Mode == UserTriggered {
+		return p.Identity.UserTriggeredAgent()
+	}
+	return p.Identity.UserAgent()
+}

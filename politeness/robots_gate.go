@@ -1,0 +1,65 @@
+package politeness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
+	"github.com/politecrawl/etiquette/politeness/robots"
+)
+
+// robotsGate decides every request's URL — each redirect hop and HEAD included — against the
+// robots.txt of its origin, for the door's token (RFC 9309 §2.2). A disallowed request is not
+// sent: the caller gets a *robots.DisallowedError naming the deciding rule.
+//
+// The gate holds no budget slot while it waits for robots.txt: the fetch it triggers enters the
+// door at the top (identified, cookie-free, cached, budgeted like any request), marked internal
+// so that the gate lets it through instead of deciding robots.txt for robots.txt.
+func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
+	token := d.policy.token()
+	var floors sync.Map // budget key → crawl-delay already handed to the clock
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		k := kind.FromContext(req.Context())
+		budget, _ := origin.BudgetKey(req.URL)
+		if isInternal(req.Context()) {
+			return next.RoundTrip(req)
+		}
+		entry, err := d.keeper.Lookup(req.Context(), req.URL, d.fetchRobots)
+		if err != nil {
+			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,
+				Method: req.Method, Reason: "error", Detail: err.Error(), Err: err})
+			return nil, fmt.Errorf("robots.txt for %s: %w", req.URL.Redacted(), err)
+		}
+		if delay, ok := entry.CrawlDelay(token); ok && delay > 0 {
+			if prev, loaded := floors.Swap(budget, delay); !loaded || prev.(time.Duration) != delay {
+				d.clock.SetFloor(budget, delay)
+			}
+		}
+		dec := entry.Decide(token, req.URL)
+		if !dec.Allowed {
+			derr := &robots.DisallowedError{URL: req.URL.String(), Token: token, Decision: dec}
+			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,
+				Method: req.Method, Reason: "robots", Detail: derr.Error(), Err: derr})
+			return nil, derr
+		}
+		d.bus.Emit(events.Event{Type: events.Admitted, URL: req.URL.String(), Origin: budget, Kind: k, Method: req.Method})
+		return next.RoundTrip(req)
+	})
+}
+
+// fetchRobots is the keeper's fetch: a GET of robotsURL sent into the top of the door with the
+// internal mark and the robots kind, following at most MaxRobotsRedirects hops.
+func (d *Door) fetchRobots(ctx context.Context, robotsURL string) (*http.Response, error) {
+	ctx = markInternal(kind.WithKind(ctx, kind.Robots))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain")
+	return d.robotsC.Do(req)
+}

@@ -1,0 +1,113 @@
+package politeness
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"sync"
+
+	"github.com/politecrawl/etiquette/politeness/events"
+)
+
+// Stats counts what a door decided. It subscribes to the door's event stream, so it never
+// disagrees with the log or the CLI's output.
+type Stats struct {
+	mu sync.Mutex
+	s  StatsSnapshot
+}
+
+// StatsSnapshot is a copy of the counters at one moment.
+type StatsSnapshot struct {
+	Admitted  int
+	Responses int
+	ByStatus  map[int]int
+	Refused   map[string]int // by reason: robots, budget, error
+	Cache     map[string]int // miss, fresh, revalidated, stale
+	Waits     map[string]int // by reason: rate, crawl-delay, retry-after, backoff, concurrency
+	Pauses    int
+	Retries   int
+	Truncated int
+	Bytes     int64
+}
+
+func newStats() *Stats {
+	return &Stats{s: StatsSnapshot{ByStatus: map[int]int{}, Refused: map[string]int{}, Cache: map[string]int{}, Waits: map[string]int{}}}
+}
+
+func (st *Stats) record(e events.Event) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch e.Type {
+	case events.Admitted:
+		st.s.Admitted++
+	case events.Response:
+		st.s.Responses++
+		st.s.ByStatus[e.Status]++
+		if e.Cache != "" {
+			st.s.Cache[e.Cache]++
+		}
+		st.s.Bytes += e.Bytes
+		if e.Truncated {
+			st.s.Truncated++
+		}
+	case events.Refused:
+		st.s.Refused[e.Reason]++
+	case events.Waited:
+		st.s.Waits[e.Reason]++
+	case events.Paused:
+		st.s.Pauses++
+	case events.Retried:
+		st.s.Retries++
+	}
+}
+
+func (st *Stats) snapshot() StatsSnapshot {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c := st.s
+	c.ByStatus = maps.Clone(st.s.ByStatus)
+	c.Refused = maps.Clone(st.s.Refused)
+	c.Cache = maps.Clone(st.s.Cache)
+	c.Waits = maps.Clone(st.s.Waits)
+	return c
+}
+
+// logEvents turns the event stream into slog records: refusals, pauses and notices at Info or
+// Warn (an operator wants them), everything per request at Debug.
+func logEvents(l *slog.Logger) func(events.Event) {
+	return func(e events.Event) {
+		level := slog.LevelDebug
+		switch e.Type {
+		case events.Refused, events.Paused:
+			level = slog.LevelInfo
+		case events.Notice:
+			level = slog.LevelWarn
+		}
+		if !l.Enabled(context.Background(), level) {
+			return
+		}
+		attrs := []slog.Attr{slog.String("event", string(e.Type)), slog.String("url", e.URL), slog.String("origin", e.Origin), slog.String("kind", string(e.Kind))}
+		if e.Status != 0 {
+			attrs = append(attrs, slog.Int("status", e.Status))
+		}
+		if e.Cache != "" {
+			attrs = append(attrs, slog.String("cache", e.Cache))
+		}
+		if e.Reason != "" {
+			attrs = append(attrs, slog.String("reason", e.Reason))
+		}
+		if e.Detail != "" {
+			attrs = append(attrs, slog.String("detail", e.Detail))
+		}
+		if e.Wait != 0 {
+			attrs = append(attrs, slog.Duration("wait", e.Wait))
+		}
+		if !e.Until.IsZero() {
+			attrs = append(attrs, slog.Time("until", e.Until))
+		}
+		if e.Type == events.Response {
+			attrs = append(attrs, slog.Int64("bytes", e.Bytes))
+		}
+		l.LogAttrs(context.Background(), level, "etiquette "+string(e.Type), attrs...)
+	}
+}
