@@ -1,0 +1,154 @@
+package cookies
+
+// Category is what a cookie is for. The first six come from the Open Cookie Database's
+// "Category" column; the others are this package's own (see the package documentation for the
+// lists behind them). The zero value is Unknown: a name neither the data nor our lists know.
+type Category uint8
+
+// The categories.
+const (
+	Unknown Category = iota
+
+	// From the Open Cookie Database.
+	Functional
+	Security
+	Necessary // outside upstream's own validator list, but present in the data
+	Personalization
+	Analytics
+	Marketing
+
+	// Never kept, whatever a purpose allows: our reclassification of names the data files as
+	// Functional (or does not list).
+	Consent
+	AntiBot
+	Login
+	Paywall
+
+	// Purpose classes: kept when the purpose declares the class of the same name.
+	Session
+	LoadBalancer
+	CSRF
+
+	numCategories
+)
+
+var categoryNames = [numCategories]string{
+	Unknown:         "unknown",
+	Functional:      "functional",
+	Security:        "security",
+	Necessary:       "necessary",
+	Personalization: "personalization",
+	Analytics:       "analytics",
+	Marketing:       "marketing",
+	Consent:         "consent",
+	AntiBot:         "anti-bot",
+	Login:           "login",
+	Paywall:         "paywall",
+	Session:         "session",
+	LoadBalancer:    "loadbalancer",
+	CSRF:            "csrf",
+}
+
+// String returns the category's lower-case name ("analytics", "anti-bot", "loadbalancer", …),
+// the key [Jar.Refused] counts under.
+func (c Category) String() string {
+	if c < numCategories {
+		return categoryNames[c]
+	}
+	return "unknown"
+}
+
+// NeverKept reports whether cookies of this category are refused whatever a [Purpose] allows:
+// Analytics, Marketing, Personalization, Consent, AntiBot, Login and Paywall.
+func (c Category) NeverKept() bool {
+	switch c {
+	case Analytics, Marketing, Personalization, Consent, AntiBot, Login, Paywall:
+		return true
+	}
+	return false
+}
+
+// Class returns the purpose class a category belongs to (Session, LoadBalancer, CSRF), and false
+// for every other category.
+func (c Category) Class() (Class, bool) {
+	switch c {
+	case Session:
+		return ClassSession, true
+	case LoadBalancer:
+		return ClassLoadBalancer, true
+	case CSRF:
+		return ClassCSRF, true
+	}
+	return "", false
+}
+
+// restrictiveness orders categories for resolving duplicate names in the data: when two entries
+// disagree, the one that keeps fewer cookies wins, because a wrong refusal costs a crawler a
+// cookie it can allow-list while a wrong keep leaks a tracker.
+func (c Category) restrictiveness() int {
+	switch c {
+	case Marketing:
+		return 10
+	case Analytics:
+		return 9
+	case Personalization:
+		return 8
+	case AntiBot:
+		return 7
+	case Consent:
+		return 6
+	case Login:
+		return 5
+	case Paywall:
+		return 4
+	case Functional:
+		return 3
+	case Security:
+		return 2
+	case Necessary:
+		return 1
+	}
+	return 0
+}
+
+// Source says which rule classified a name.
+type Source uint8
+
+// The sources.
+const (
+	// NoMatch: nothing matched; the category is Unknown.
+	NoMatch Source = iota
+	// OurRule: one of this package's own lists (consent, anti-bot, login, paywall, session,
+	// loadbalancer, csrf), matched ASCII case-insensitively.
+	OurRule
+	// DataExact: an exact name in the Open Cookie Database (case-sensitive first, then folded).
+	DataExact
+	// DataPrefix: a prefix ("Wildcard match" = 1, or a placeholder) in the Open Cookie Database.
+	DataPrefix
+)
+
+func (s Source) String() string {
+	switch s {
+	case OurRule:
+		return "ours"
+	case DataExact:
+		return "data-exact"
+	case DataPrefix:
+		return "data-prefix"
+	}
+	return "none"
+}
+
+// Match is a classification with its evidence. The zero value is "unknown, nothing matched".
+type Match struct {
+	Category Category
+	Source   Source
+	// Pattern is the name or prefix that matched; our prefixes end in "*", and "*consent*" is our
+	// substring rule. Empty when nothing matched.
+	Pattern string
+	// Platform is the data's platform column (e.g. "Google Analytics"); empty for our rules.
+	Platform string
+	// DataCategory is the category the data files the entry under; it differs from Category when
+	// a platform rule reclassified the entry (a OneTrust "Functional" entry is Consent here).
+	DataCategory Category
+}
