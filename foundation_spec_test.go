@@ -1,0 +1,204 @@
+package etiquette_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/gocolly/colly/v2"
+	collyext "github.com/gocolly/colly/v2/extensions"
+	"github.com/gocolly/colly/v2/storage"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/extensions"
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/identity"
+)
+
+const exampleUA = "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)"
+
+var _ = Describe("a Colly scraper with extensions.Polite", func() {
+	var (
+		home, other *site
+		c           *colly.Collector
+		flakyOnce   sync.Once
+	)
+
+	BeforeEach(func() {
+		flakyOnce = sync.Once{}
+		other = newSite(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				http.SetCookie(w, &http.Cookie{Name: "robots_seen", Value: "1"})
+				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+			default:
+				fmt.Fprint(w, "<html><body>elsewhere</body></html>")
+			}
+		})
+		home = newSite(func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: "abc"})
+			switch r.URL.Path {
+			case "/robots.txt":
+				fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+			case "/":
+				fmt.Fprint(w, `<html><body><a href="/moved">a</a> <a href="/away">b</a> <a href="/flaky">c</a></body></html>`)
+			case "/moved":
+				http.Redirect(w, r, "/target", http.StatusMovedPermanently)
+			case "/away":
+				http.Redirect(w, r, other.URL+"/there", http.StatusFound)
+			case "/post":
+				http.Redirect(w, r, "/posted", http.StatusTemporaryRedirect)
+			case "/flaky":
+				failed := false
+				flakyOnce.Do(func() { failed = true })
+				if failed {
+					http.Error(w, "try again", http.StatusInternalServerError)
+					return
+				}
+				fmt.Fprint(w, "<html>ok now</html>")
+			default:
+				fmt.Fprint(w, "<html><body>page</body></html>")
+			}
+		})
+		DeferCleanup(home.Close)
+		DeferCleanup(other.Close)
+		c = colly.NewCollector()
+	})
+
+	everyRequestIdentified := func(s *site) {
+		hits := s.Hits()
+		Expect(hits).NotTo(BeEmpty())
+		for _, h := range hits {
+			Expect(h.Header.Get("User-Agent")).To(Equal(exampleUA), "request for %s", h.Path)
+			Expect(h.Header.Get("From")).To(Equal("bot@example.org"), "request for %s", h.Path)
+			Expect(h.Header.Values("Cookie")).To(BeEmpty(), "request for %s", h.Path)
+			Expect(h.Header.Get("X-Etiquette-Kind")).To(BeEmpty(), "request for %s", h.Path)
+		}
+	}
+
+	Context("crawling a site with redirects, a retry, a POST and a clone", func() {
+		It("sends the configured User-Agent and From on every request and every hop, and never a Cookie", func() {
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey(), other.budgetKey()))).To(Succeed())
+			// Things a scraper might do that must not change what the site sees.
+			c.OnRequest(func(r *colly.Request) {
+				r.Headers.Set("User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0")
+				r.Headers.Set("Cookie", "tracking=1")
+			})
+			collyext.RandomUserAgent(c)
+			c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
+			retried := false
+			c.OnError(func(r *colly.Response, err error) {
+				if r.Request.URL.Path == "/flaky" && !retried {
+					retried = true
+					Expect(r.Request.Retry()).To(Succeed())
+				}
+			})
+
+			Expect(c.Visit(home.URL + "/")).To(Succeed())
+			Expect(c.Post(home.URL+"/post", map[string]string{"q": "1"})).To(Succeed())
+			clone := c.Clone()
+			Expect(clone.Visit(home.URL + "/from-clone")).To(Succeed())
+			c.Wait()
+
+			Expect(home.Paths()).To(ContainElements("/robots.txt", "/", "/moved", "/target", "/away", "/flaky", "/post", "/posted", "/from-clone"))
+			Expect(other.Paths()).To(ContainElements("/robots.txt", "/there"))
+			Expect(retried).To(BeTrue())
+			flakyHits := 0
+			for _, p := range home.Paths() {
+				if p == "/flaky" {
+					flakyHits++
+				}
+			}
+			Expect(flakyHits).To(Equal(2), "the retry reached the site")
+			var posted hit
+			for _, h := range home.Hits() {
+				if h.Path == "/posted" {
+					posted = h
+				}
+			}
+			Expect(posted.Method).To(Equal(http.MethodPost), "a 307 keeps the method")
+			everyRequestIdentified(home)
+			everyRequestIdentified(other)
+		})
+
+		It("asks for robots.txt before any other request to an origin", func() {
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey(), other.budgetKey()))).To(Succeed())
+			Expect(c.Visit(home.URL + "/away")).To(Succeed())
+			Expect(home.Paths()).To(HaveExactElements("/robots.txt", "/away"))
+			Expect(other.Paths()).To(HaveExactElements("/robots.txt", "/there"))
+		})
+
+		It("does not fetch a page robots.txt disallows, and says which rule", func() {
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			var got error
+			c.OnError(func(_ *colly.Response, err error) { got = err })
+			_ = c.Visit(home.URL + "/private/x")
+			Expect(home.Paths()).NotTo(ContainElement("/private/x"))
+			Expect(got).To(HaveOccurred())
+		})
+	})
+
+	Context("when a scraper tries to send cookies", func() {
+		It("strips cookies set through colly.Headers, a callback or the collector's storage", func() {
+			c = colly.NewCollector(colly.Headers(map[string]string{"Cookie": "from=headers"}))
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(c.SetStorage(&storage.InMemoryStorage{})).To(Succeed())
+			u, _ := url.Parse(home.URL)
+			Expect(c.SetCookies(home.URL, []*http.Cookie{{Name: "stored", Value: "1", Path: "/"}})).To(Succeed())
+			c.OnRequest(func(r *colly.Request) { r.Headers.Add("Cookie", "from=callback") })
+			Expect(c.Visit(home.URL + "/one")).To(Succeed())
+			Expect(c.Visit(home.URL + "/two")).To(Succeed())
+			everyRequestIdentified(home)
+			Expect(c.Cookies(u.String())).NotTo(ContainElement(HaveField("Name", "PHPSESSID")),
+				"the site's Set-Cookie never reaches a jar above the door")
+		})
+	})
+
+	Context("without an identity", func() {
+		It("refuses to start and says what to set", func() {
+			err := extensions.Polite(c, politeness.Policy{})
+			Expect(err).To(MatchError(identity.ErrNoIdentity))
+			Expect(err.Error()).To(ContainSubstring("--ua"))
+			_, err = politeness.NewDoor(politeness.Policy{})
+			Expect(errors.Is(err, identity.ErrNoIdentity)).To(BeTrue())
+		})
+
+		It("refuses an identity that disguises itself as a browser", func() {
+			id, _, _ := identity.Parse("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36", identity.Generic)
+			err := extensions.Polite(c, politeness.Policy{Identity: id})
+			Expect(err).To(HaveOccurred())
+			Expect(home.Hits()).To(BeEmpty())
+		})
+	})
+
+	DescribeTable("a Colly setter that replaces or weakens the door after Polite",
+		func(weaken func(c *colly.Collector), what string) {
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(c.Visit(home.URL + "/before")).To(Succeed())
+			Expect(extensions.Status(c)).To(Succeed())
+
+			weaken(c)
+			clone := c.Clone()
+			err := c.Visit(home.URL + "/after")
+			Expect(err).To(MatchError(extensions.ErrDoorBypassed))
+			Expect(err.Error()).To(ContainSubstring(what))
+			Expect(clone.Visit(home.URL + "/clone-after")).To(MatchError(extensions.ErrDoorBypassed))
+			Expect(extensions.Status(c)).To(MatchError(extensions.ErrDoorBypassed))
+			Expect(home.Paths()).NotTo(ContainElements("/after"))
+			Expect(home.Paths()).NotTo(ContainElements("/clone-after"))
+		},
+		Entry("SetProxy", func(c *colly.Collector) { _ = c.SetProxy("http://127.0.0.1:1") }, "Policy.Proxy"),
+		Entry("SetProxyFunc", func(c *colly.Collector) { c.SetProxyFunc(nil) }, "Policy.Proxy"),
+		Entry("SetClient", func(c *colly.Collector) { c.SetClient(&http.Client{}) }, "transport was replaced"),
+		Entry("WithTransport", func(c *colly.Collector) { c.WithTransport(http.DefaultTransport) }, "transport was replaced"),
+		Entry("WithTransport on a clone", func(c *colly.Collector) { c.Clone().WithTransport(http.DefaultTransport) }, "transport was replaced"),
+		Entry("SetRequestTimeout", func(c *colly.Collector) { c.SetRequestTimeout(5e9) }, "Policy.Timeout"),
+	)
+})
+
+// userAgentOf is used by specs that check the UA of a single hit.
+func userAgentOf(h hit) string { return strings.TrimSpace(h.Header.Get("User-Agent")) }
