@@ -295,12 +295,12 @@ func hasNofollow(values []string) bool {
 
 // crawlOutput writes crawl's JSON lines and keeps what the summary needs.
 type crawlOutput struct {
-	mu      sync.Mutex
-	enc     *json.Encoder
-	stderr  io.Writer
-	cache   map[string]string // final URL → cache outcome of its last response
-	kinds   map[string]string
-	lines   int
+	mu       sync.Mutex
+	enc      *json.Encoder
+	stderr   io.Writer
+	cache    map[string]string // final URL → cache outcome of its last response
+	kinds    map[string]string
+	lines    int
 	refusals map[string]int
 }
 
