@@ -1,0 +1,364 @@
+package robots
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Decision is the answer for one URL.
+type Decision struct {
+	Allowed bool
+	Line    int    // the deciding rule's line number; 0 when no rule decided
+	Rule    string // the deciding line's text; "" when no rule decided
+	Reason  string // one sentence for an operator, citing the RFC 9309 section
+	// Group names the group that applied: the product token as written in the file, "*", or ""
+	// when no group applied.
+	Group string
+}
+
+// Decide reports whether the crawler with product token may fetch u (RFC 9309 §2.2).
+//
+// The group is chosen by exact, case-insensitive comparison of token with each group's
+// user-agent tokens (never a prefix match); all groups naming it are combined; without one the
+// "*" groups apply; without those everything is allowed. Within the group the rule matching the
+// most octets of the normalised path and query wins, and an allow rule wins a tie. "/robots.txt"
+// itself is always allowed. A nil u is decided as "/".
+func (f *File) Decide(token string, u *url.URL) Decision {
+	target := requestTarget(u)
+	if target == "/robots.txt" {
+		return Decision{Allowed: true, Reason: "/robots.txt is always allowed (RFC 9309 §2.2.2)"}
+	}
+	groups, name := f.groupsFor(token)
+	if groups == nil {
+		return Decision{Allowed: true, Reason: "no group for " + quoteToken(token) + " and no * group: nothing is restricted (RFC 9309 §2.2.1)"}
+	}
+	path := normalize(target)
+	var best *Rule
+	for _, gi := range groups {
+		r := f.Groups[gi].bestMatch(path)
+		if r != nil && (best == nil || r.priority > best.priority || r.priority == best.priority && r.Allow && !best.Allow) {
+			best = r
+		}
+	}
+	if best == nil {
+		return Decision{Allowed: true, Group: name, Reason: "no rule in the group for " + name + " matches: allowed (RFC 9309 §2.2.2)"}
+	}
+	d := Decision{Allowed: best.Allow, Line: best.Line, Rule: best.Text, Group: name}
+	verb := "disallows"
+	if best.Allow {
+		verb = "allows"
+	}
+	d.Reason = "line " + strconv.Itoa(best.Line) + " " + strconv.Quote(shorten(best.Text)) + " " + verb +
+		": the longest match in the group for " + name + " (RFC 9309 §2.2.2)"
+	return d
+}
+
+// CrawlDelay returns the Crawl-delay of the group that applies to token (chosen as in
+// [File.Decide]); several values in combined groups give the largest. ok is false when the
+// group has none.
+func (f *File) CrawlDelay(token string) (d time.Duration, ok bool) {
+	groups, _ := f.groupsFor(token)
+	for _, gi := range groups {
+		g := &f.Groups[gi]
+		if g.HasCrawlDelay && (!ok || g.CrawlDelay > d) {
+			d, ok = g.CrawlDelay, true
+		}
+	}
+	return d, ok
+}
+
+// Sitemaps returns the file's Sitemap URLs resolved against base (normally the robots.txt URL;
+// nil keeps only absolute URLs), http and https only, without duplicates, in file order.
+func (f *File) Sitemaps(base *url.URL) []string {
+	if f == nil {
+		return nil
+	}
+	var out []string
+	seen := make(map[string]bool)
+	for _, l := range f.SitemapLines {
+		u, err := url.Parse(l.Value)
+		if err != nil {
+			continue
+		}
+		if base != nil {
+			u = base.ResolveReference(u)
+		}
+		if s := strings.ToLower(u.Scheme); (s != "http" && s != "https") || u.Host == "" {
+			continue
+		}
+		u.Fragment, u.RawFragment = "", ""
+		s := u.String()
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// groupsFor returns the indices of the groups that apply to token and the name to report.
+func (f *File) groupsFor(token string) ([]int, string) {
+	if f == nil {
+		return nil, ""
+	}
+	if token != "" && token != "*" && f.index != nil {
+		gs, ok := f.index[token]
+		if !ok {
+			gs, ok = lookupFold(f.index, token)
+		}
+		if ok {
+			return gs, groupName(f.Groups[gs[0]].Agents, token)
+		}
+	}
+	if len(f.star) > 0 {
+		return f.star, "*"
+	}
+	return nil, ""
+}
+
+// lookupFold looks token up lower-cased; for the usual short token it lower-cases into a stack
+// buffer, which the compiler lets index a map without allocating.
+func lookupFold(m map[string][]int, token string) ([]int, bool) {
+	var buf [64]byte
+	var b []byte
+	if len(token) <= len(buf) {
+		b = buf[:0]
+	}
+	b = appendLower(b, token)
+	gs, ok := m[string(b)]
+	return gs, ok
+}
+
+// appendLower appends s lower-cased in ASCII only: product tokens are ASCII, and Unicode case
+// folding would let a non-ASCII token (the Kelvin sign folds to 'k') match an ASCII one.
+func appendLower(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+func groupName(agents []string, token string) string {
+	for _, a := range agents {
+		if equalASCIIFold(a, token) {
+			return a
+		}
+	}
+	return token
+}
+
+func equalASCIIFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// shorten keeps a rule's text readable in a message; Decision.Rule keeps it whole.
+func shorten(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "…"
+}
+
+func quoteToken(t string) string {
+	if t == "" {
+		return "an empty product token"
+	}
+	return t
+}
+
+// bestMatch returns the group's matching rule with the highest priority (allow winning ties),
+// or nil. Rules are few per group in practice; a linear scan with cheap prefix tests is faster
+// than building an index for a file that is decided a handful of times per page.
+func (g *Group) bestMatch(path string) *Rule {
+	var best *Rule
+	for i := range g.Rules {
+		r := &g.Rules[i]
+		if r.priority == 0 || best != nil && (r.priority < best.priority || r.priority == best.priority && (best.Allow || !r.Allow)) {
+			continue
+		}
+		if r.match(path) {
+			best = r
+		}
+	}
+	return best
+}
+
+// requestTarget is the URL's path and query as sent, RFC 9309 §2.2.2's "path": "/" when empty.
+func requestTarget(u *url.URL) string {
+	if u == nil {
+		return "/"
+	}
+	return u.RequestURI()
+}
+
+func newRule(allow bool, pattern string, line int, text string) Rule {
+	r := Rule{Allow: allow, Pattern: pattern, Line: line, Text: text}
+	if pattern == "" {
+		return r
+	}
+	body := pattern
+	if strings.HasSuffix(body, "$") {
+		r.anchored = true
+		body = body[:len(body)-1]
+	}
+	n := 0
+	for {
+		i := strings.IndexByte(body, '*')
+		if i < 0 {
+			break
+		}
+		seg := normalize(body[:i])
+		r.segs = append(r.segs, seg)
+		n += len(seg) + 1
+		body = body[i+1:]
+		for len(body) > 0 && body[0] == '*' {
+			body = body[1:] // "**" matches what "*" matches
+		}
+	}
+	seg := normalize(body)
+	r.segs = append(r.segs, seg)
+	n += len(seg)
+	if r.anchored {
+		n++
+	}
+	r.priority = n
+	return r
+}
+
+// match reports whether the rule matches path, a normalised request target, from its first
+// octet: '*' matches any run of octets, a final '$' the end (RFC 9309 §2.2.3).
+func (r *Rule) match(path string) bool {
+	segs := r.segs
+	if len(segs) == 1 {
+		if r.anchored {
+			return path == segs[0]
+		}
+		return strings.HasPrefix(path, segs[0])
+	}
+	if !strings.HasPrefix(path, segs[0]) {
+		return false
+	}
+	path = path[len(segs[0]):]
+	last := len(segs) - 1
+	for _, s := range segs[1:last] {
+		// Taking the leftmost occurrence of each middle piece never loses a match: any later
+		// occurrence leaves less room for the pieces that follow.
+		i := strings.Index(path, s)
+		if i < 0 {
+			return false
+		}
+		path = path[i+len(s):]
+	}
+	if r.anchored {
+		return strings.HasSuffix(path, segs[last])
+	}
+	return strings.Contains(path, segs[last])
+}
+
+// normalize brings a rule pattern piece or a request target into the form RFC 9309 §2.2.2
+// compares: percent-encoded octets of unreserved characters are decoded ("%62%61%7A" is "baz"),
+// other percent-encodings get upper-case hex, octets outside printable ASCII (and the few
+// ASCII characters a URI never carries raw, such as space and '"') are percent-encoded, and
+// reserved characters are compared as written (RFC 3986 §2.2: encoding one changes its
+// meaning). "%2A" and "%24" are decoded so that, in a rule, they match a literal '*' and '$'
+// (RFC 9309 §2.2.3) — the wildcard '*' and the final '$' never reach this function. A '%' not
+// followed by two hex digits is a literal percent sign, "%25". Returns s itself when nothing
+// changes, which is the common case and costs no allocation.
+func normalize(s string) string {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '%' || !rawOK(c) {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%':
+			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+				v := unhex(s[i+1])<<4 | unhex(s[i+2])
+				if isUnreserved(v) || v == '*' || v == '$' {
+					b.WriteByte(v)
+				} else {
+					writeEscaped(&b, v)
+				}
+				i += 2
+			} else {
+				b.WriteString("%25")
+			}
+		case rawOK(c):
+			b.WriteByte(c)
+		default:
+			writeEscaped(&b, c)
+		}
+	}
+	return b.String()
+}
+
+const upperHex = "0123456789ABCDEF"
+
+func writeEscaped(b *strings.Builder, c byte) {
+	b.WriteByte('%')
+	b.WriteByte(upperHex[c>>4])
+	b.WriteByte(upperHex[c&15])
+}
+
+// rawOK reports whether c stays as written: unreserved and reserved characters of RFC 3986.
+func rawOK(c byte) bool {
+	if isUnreserved(c) {
+		return true
+	}
+	switch c {
+	case ':', '/', '?', '#', '[', ']', '@', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=':
+		return true
+	}
+	return false
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	default:
+		return c - 'a' + 10
+	}
+}
