@@ -3,7 +3,6 @@ package cache
 import (
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -201,8 +200,8 @@ var (
 	// months are matched case-insensitively (the suite's "wrong case" tests are optimal, and a
 	// sender's case slip carries no ambiguity); everything else is exact: a recipient that
 	// accepted "UTC", a one-digit hour or a doubled space could not tell a date from garbage.
-	imfFixdate = regexp.MustCompile(`^(?i:Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} (?i:GMT)$`)
-	rfc850Date = regexp.MustCompile(`^(?i:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), [0-9]{2}-(?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} (?i:GMT)$`)
+	imfFixdate  = regexp.MustCompile(`^(?i:Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} (?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} (?i:GMT)$`)
+	rfc850Date  = regexp.MustCompile(`^(?i:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), [0-9]{2}-(?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} (?i:GMT)$`)
 	asctimeDate = regexp.MustCompile(`^(?i:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ( [0-9]|[0-9]{2}) [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}$`)
 )
 
@@ -281,12 +280,4 @@ func varyValue(h http.Header, name string) string {
 		parts = append(parts, splitList(line)...)
 	}
 	return strings.Join(parts, ",")
-}
-
-// atoiDefault is strconv.Atoi with a default, for small option-like header values.
-func atoiDefault(s string, def int) int {
-	if n, err := strconv.Atoi(s); err == nil {
-		return n
-	}
-	return def
 }

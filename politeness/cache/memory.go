@@ -1,0 +1,165 @@
+package cache
+
+import (
+	"bytes"
+	"container/list"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Default bounds of a [MemoryStore].
+const (
+	DefaultMemoryBytes = 64 << 20
+)
+
+// MemoryStore is a bounded in-memory [Store] with least-recently-used eviction: nothing touches
+// the disk, which is what the user-triggered mode wants. Bodies are necessarily held in memory,
+// so bodies above MaxEntryBytes pass through uncached.
+//
+// Create one with [NewMemoryStore]; the zero value is not usable.
+type MemoryStore struct {
+	maxBytes, maxEntry int64
+
+	mu    sync.Mutex
+	used  int64
+	lru   *list.List // of *memItem, most recently used at the front
+	items map[string]*list.Element
+}
+
+type memItem struct {
+	key  string
+	e    *Entry
+	body []byte
+}
+
+// NewMemoryStore returns a store holding at most maxBytes of bodies and metadata (0 means
+// [DefaultMemoryBytes]); a single body may use at most a quarter of that.
+func NewMemoryStore(maxBytes int64) *MemoryStore {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMemoryBytes
+	}
+	return &MemoryStore{maxBytes: maxBytes, maxEntry: maxBytes / 4, lru: list.New(), items: map[string]*list.Element{}}
+}
+
+// Len returns the number of stored entries (Vary indexes included).
+func (m *MemoryStore) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.items)
+}
+
+// Get implements [Store].
+func (m *MemoryStore) Get(key string) (*Entry, io.ReadCloser, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.items[key]
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, key)
+	}
+	m.lru.MoveToFront(el)
+	it := el.Value.(*memItem)
+	// Stored bodies are never mutated, only replaced, so readers share the slice.
+	return it.e.clone(), io.NopCloser(bytes.NewReader(it.body)), nil
+}
+
+// Put implements [Store].
+func (m *MemoryStore) Put(key string, e *Entry) (BodyWriter, error) {
+	return &memWriter{m: m, key: key, e: e.clone()}, nil
+}
+
+// Delete implements [Store].
+func (m *MemoryStore) Delete(key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.remove(key)
+	return nil
+}
+
+// UpdateEntry implements [Updater].
+func (m *MemoryStore) UpdateEntry(key string, e *Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.items[key]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNotFound, key)
+	}
+	it := el.Value.(*memItem)
+	c := e.clone()
+	c.Key, c.Size = key, int64(len(it.body))
+	el.Value = &memItem{key: key, e: c, body: it.body}
+	m.lru.MoveToFront(el)
+	return nil
+}
+
+// remove requires m.mu held.
+func (m *MemoryStore) remove(key string) {
+	if el, ok := m.items[key]; ok {
+		m.used -= itemSize(el.Value.(*memItem))
+		m.lru.Remove(el)
+		delete(m.items, key)
+	}
+}
+
+func itemSize(it *memItem) int64 {
+	n := int64(len(it.body)) + int64(len(it.key)) + 256
+	for k, vs := range it.e.Header {
+		n += int64(len(k))
+		for _, v := range vs {
+			n += int64(len(v))
+		}
+	}
+	return n
+}
+
+type memWriter struct {
+	m        *MemoryStore
+	key      string
+	e        *Entry
+	buf      bytes.Buffer
+	tooLarge bool
+	done     bool
+}
+
+func (w *memWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, fmt.Errorf("cache: write after commit or abort")
+	}
+	if w.tooLarge {
+		return 0, ErrTooLarge
+	}
+	if int64(w.buf.Len()+len(p)) > w.m.maxEntry {
+		w.tooLarge = true
+		w.buf = bytes.Buffer{}
+		return 0, ErrTooLarge
+	}
+	return w.buf.Write(p)
+}
+
+func (w *memWriter) Commit() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	m := w.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.remove(w.key)
+	if w.tooLarge {
+		// The old entry is superseded by a response we could not keep.
+		return ErrTooLarge
+	}
+	w.e.Key, w.e.Size = w.key, int64(w.buf.Len())
+	it := &memItem{key: w.key, e: w.e, body: w.buf.Bytes()}
+	m.items[w.key] = m.lru.PushFront(it)
+	m.used += itemSize(it)
+	for m.used > m.maxBytes && m.lru.Len() > 1 {
+		m.remove(m.lru.Back().Value.(*memItem).key)
+	}
+	return nil
+}
+
+func (w *memWriter) Abort() {
+	w.done = true
+	w.buf = bytes.Buffer{}
+}
