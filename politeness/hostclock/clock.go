@@ -1,50 +1,144 @@
-// Package hostclock decides when a request may start. STUB: the host clock work replaces this file.
+// Package hostclock decides when a request may start: per origin, at most a few starts per
+// second, evenly spaced, a small number in flight, no sooner than robots.txt's Crawl-delay allows,
+// and not at all while the origin is paused after a 429, a 503 or a run of errors.
+//
+// "Origin" here is a budget key as [origin.BudgetKey] returns it: host plus port, the default ports
+// folded, so http and https of one host share one budget — they are one server to the operator who
+// pays for it.
+//
+// The schedule is GCRA with a burst of one, anchored at the moment each start was granted: the
+// next start to an origin is due one interval after the previous one, where the interval is the
+// stricter of 1/rate and the Crawl-delay floor, lengthened by a small margin ([DefaultMargin]).
+// So no window of one second ever holds more than rate starts — not at the beginning (there is no
+// initial burst, unlike a token bucket of size 3) and not as the server's log sees them, because
+// the margin absorbs the milliseconds by which arrivals jitter on the way.
+//
+// Most callers want [Layer] on top of a [Clock] — usually [Shared], the process-wide clock — and
+// never call Acquire themselves. [Local] is the in-process implementation; a Redis implementation
+// of the same [Clock] interface lets several processes share one budget.
 package hostclock
 
 import (
 	"context"
-	"net/http"
+	"fmt"
+	"sync"
 	"time"
 
-	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
+// Outcome is what became of a request that held a slot, reported through [Lease.Done].
+// The zero value is a success that teaches the clock nothing but that the origin answered.
 type Outcome struct {
-	Status     int
-	RetryAfter time.Duration
-	Err        error
+	Status     int           // the response status; 0 when there was no response
+	RetryAfter time.Duration // the response's Retry-After, parsed; 0 when absent or unusable
+	Err        error         // the transport or body-read error, if any
 }
 
-type Lease interface{ Done(Outcome) }
+// Grant says when a slot was granted and how long Acquire waited for it, and why.
+type Grant struct {
+	At     time.Time
+	Wait   time.Duration
+	Reason string // the reason that accounted for most of the wait: one of the Reason constants; "" when Wait is 0
+}
 
+// Pause is a period during which no request to an origin starts.
+type Pause struct {
+	Until  time.Time
+	Reason string // ReasonRetryAfter, ReasonBackoff or ReasonGiveUp, or the caller's reason for Clock.Pause
+}
+
+// Lease is a granted start slot. It holds one of the origin's concurrency places until Done is
+// called — exactly when the response body has been closed or read to EOF, or when the request
+// failed. Done may be called more than once; only the first call counts. A lease that is never
+// done expires (Config.LeaseTTL), so a leaked body cannot block an origin for the rest of the crawl.
+type Lease interface {
+	// Done frees the slot and teaches the clock the outcome: a 429 pauses the origin and lowers its
+	// rate, a 503 pauses it, other 5xx and errors pause it more mildly, a success counts toward
+	// recovery, and a Retry-After on a 3xx or 5xx is honoured.
+	Done(Outcome)
+	// Grant reports when the slot was granted and how long the caller waited for it.
+	Grant() Grant
+	// Caused returns the pause that Done started for the origin, if it started one.
+	// It is meaningful after Done returned.
+	Caused() (Pause, bool)
+}
+
+// Clock is the per-origin start schedule every request of the process (or, with a shared store,
+// of every process) passes. Implementations must be safe for concurrent use.
+//
+// The interface is shaped for a store such as Redis as much as for memory: Acquire is a GCRA
+// reservation (go-redis/redis_rate, or one Lua script) plus a counted semaphore whose leases
+// expire; Pause and the Crawl-delay floor are keys with an expiry; Stats are counters. Nothing in it
+// needs a callback from the store or a lock held across calls.
 type Clock interface {
+	// Acquire waits until a request to key may start — the origin's interval since the previous
+	// start has passed, a concurrency place is free and no pause holds — and returns the lease for
+	// it. It returns ctx's error if ctx ends first, and a *GiveUpError once the origin has been
+	// given up. k is the request's kind: robots.txt requests go ahead of pages in the queue.
 	Acquire(ctx context.Context, key string, k kind.Kind) (Lease, error)
+	// SetFloor sets a minimum interval between starts to key (robots.txt Crawl-delay). A value
+	// ≤ 0 removes it; a value above the implementation's maximum is capped there and reported.
 	SetFloor(key string, interval time.Duration)
+	// Pause keeps every request to key from starting before until. An earlier pause is only ever
+	// lengthened, never shortened.
+	Pause(key string, until time.Time, reason string)
+	// PausedUntil reports the pause in force for key (a zero Until when none is), and a
+	// *GiveUpError when the origin has been given up for this crawl.
+	PausedUntil(key string) (until time.Time, reason string, err error)
+	// Stats returns a snapshot of every origin's counters, sorted by key.
+	Stats() []OriginStats
 }
 
-type Config struct {
-	Rate        float64
-	Authorized  map[string]float64
-	Concurrency int
+// The reasons a request waits or an origin pauses, as they appear in logs, events and Grant.
+const (
+	ReasonRate        = "rate"        // the origin's request rate
+	ReasonCrawlDelay  = "crawl-delay" // robots.txt Crawl-delay, stricter than the rate
+	ReasonRetryAfter  = "retry-after" // the server's Retry-After
+	ReasonBackoff     = "backoff"     // exponential backoff after 429, 5xx or errors
+	ReasonConcurrency = "concurrency" // the origin's in-flight cap
+	ReasonGiveUp      = "give-up"     // the origin was given up for this crawl
+)
+
+// GiveUpError is returned by Acquire for an origin the clock has given up for this crawl: its
+// error budget is spent, or it asked for a Retry-After beyond the ceiling.
+type GiveUpError struct {
+	Origin string
+	Reason string
+	At     time.Time
 }
 
-type Local struct{}
-
-func NewLocal(cfg Config) (*Local, error) { return &Local{}, nil }
-
-type nopLease struct{}
-
-func (nopLease) Done(Outcome) {}
-
-func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, error) {
-	return nopLease{}, ctx.Err()
-}
-func (l *Local) SetFloor(key string, interval time.Duration) {}
-
-type LayerOptions struct {
-	Timeout time.Duration
-	Sink    events.Sink
+func (e *GiveUpError) Error() string {
+	return fmt.Sprintf("hostclock: origin %s was given up for this crawl at %s: %s; "+
+		"no further request is sent to it (start a new crawl, or a new Clock, to try it again)",
+		e.Origin, e.At.UTC().Format(time.RFC3339), e.Reason)
 }
 
-func Layer(next http.RoundTripper, c Clock, o LayerOptions) http.RoundTripper { return next }
+// OriginStats counts what the clock did for one origin.
+type OriginStats struct {
+	Origin          string
+	Requests        int64         // slots granted
+	Waits           int64         // grants that had to wait
+	Waited          time.Duration // total time spent waiting
+	TooManyRequests int64         // 429 responses
+	Unavailable     int64         // 503 responses
+	ServerErrors    int64         // other 5xx responses
+	TransportErrors int64         // timeouts and connection errors
+	Pauses          int64         // pauses started or lengthened (Retry-After, backoff, Clock.Pause)
+	GiveUps         int64         // 1 once the origin has been given up
+	Refused         int64         // Acquire calls refused after the give-up
+	Expired         int64         // leases reclaimed because Done never came
+	Rate            float64       // the current rate, after any 429 penalty
+	Floor           time.Duration // the Crawl-delay floor, 0 when none
+	PausedUntil     time.Time     // zero when not paused
+	GiveUpReason    string
+}
+
+var shared = sync.OnceValue(func() *Local { return newLocal(defaults(Config{})) })
+
+// Shared returns the process-wide clock with the default configuration (3 starts per second per
+// origin, 2 in flight). It is the one global in the project, and deliberately so: the site pays
+// for the crawler as a whole, so every collector, clone and goroutine of a process must draw on one
+// budget per origin — two clocks would double the load on the server. Pass your own Clock through
+// the policy for tests, for authorised higher rates, or to share the budget across processes.
+func Shared() *Local { return shared() }

@@ -1,0 +1,150 @@
+package hostclock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/etiquette/politeness/backoff"
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
+)
+
+// LayerOptions configures [Layer]. The zero value sets no timeout and emits no events.
+type LayerOptions struct {
+	// Timeout bounds each request, counted from the moment its slot is granted, so that waiting
+	// for the origin's turn never times a request out. It covers reading the body. 0: no timeout.
+	Timeout time.Duration
+	// Sink receives a Waited event for every request that waited, a Paused event for every pause
+	// an outcome started, and a Refused event (reason "budget") for a request to a given-up origin.
+	Sink events.Sink
+	// Now stamps Retry-After dates; nil means time.Now. Tests set it with the clock's Time.
+	Now func() time.Time
+}
+
+// Layer returns the host clock layer: every request waits in c for a start slot to its origin
+// (its budget key), then goes to next with its timeout starting there. The slot is handed back —
+// and the clock taught the outcome — when the response body is closed or read to EOF, or when the
+// request fails. A caller that neither reads nor closes a body holds the origin's place until the
+// lease expires, as with any http.Client.
+//
+// The outcome carries the response's Retry-After, parsed with backoff.ParseRetryAfter, so the clock
+// owns every pause: the backoff layer above only decides whether to re-send.
+func Layer(next http.RoundTripper, c Clock, o LayerOptions) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	if c == nil {
+		c = Shared()
+	}
+	if o.Sink == nil {
+		o.Sink = events.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &layer{next: next, clock: c, o: o}
+}
+
+type layer struct {
+	next  http.RoundTripper
+	clock Clock
+	o     LayerOptions
+}
+
+func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
+	key, err := origin.BudgetKey(req.URL)
+	if err != nil {
+		closeBody(req)
+		return nil, fmt.Errorf("hostclock: %w", err)
+	}
+	k := kind.Of(req)
+	ev := events.Event{URL: req.URL.String(), Origin: key, Kind: k, Method: req.Method}
+	lease, err := t.clock.Acquire(req.Context(), key, k)
+	if err != nil {
+		closeBody(req)
+		var gu *GiveUpError
+		if errors.As(err, &gu) {
+			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "budget", gu.Reason, err
+			t.o.Sink.Emit(ev)
+		}
+		return nil, err
+	}
+	if g := lease.Grant(); g.Wait > 0 {
+		e := ev
+		e.Type, e.Reason, e.Wait = events.Waited, g.Reason, g.Wait
+		t.o.Sink.Emit(e)
+	}
+	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	if t.o.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.o.Timeout)
+		req = req.WithContext(ctx)
+	}
+	finish := func(out Outcome) {
+		cancel()
+		lease.Done(out)
+		if p, ok := lease.Caused(); ok {
+			e := ev
+			e.Type, e.Status, e.Reason, e.Until, e.Err = events.Paused, out.Status, p.Reason, p.Until, out.Err
+			if !p.Until.IsZero() {
+				e.Wait = time.Until(p.Until)
+			}
+			t.o.Sink.Emit(e)
+		}
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		finish(Outcome{Err: err})
+		return nil, err
+	}
+	out := Outcome{Status: resp.StatusCode}
+	if v := resp.Header.Get("Retry-After"); v != "" {
+		d, perr := backoff.ParseRetryAfter(v, t.o.Now())
+		if perr == nil || errors.Is(perr, backoff.ErrBeyondCeiling) {
+			out.RetryAfter = d
+		}
+	}
+	if resp.Body == nil {
+		finish(out)
+		return resp, nil
+	}
+	resp.Body = &leasedBody{rc: resp.Body, finish: finish, out: out}
+	return resp, nil
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// leasedBody hands the lease back when the body is closed, read to EOF or fails.
+type leasedBody struct {
+	rc     io.ReadCloser
+	once   sync.Once
+	finish func(Outcome)
+	out    Outcome
+}
+
+func (b *leasedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		out := b.out
+		if err != io.EOF {
+			out.Err = err
+		}
+		b.once.Do(func() { b.finish(out) })
+	}
+	return n, err
+}
+
+func (b *leasedBody) Close() error {
+	err := b.rc.Close()
+	b.once.Do(func() { b.finish(b.out) })
+	return err
+}

@@ -1,0 +1,31 @@
+package hostclock
+
+import "time"
+
+// Time is the clock the schedule reads and waits on. [System] is the real one; tests inject a
+// manual clock so that the policy's arithmetic is checked exactly, without sleeping.
+type Time interface {
+	Now() time.Time
+	// NewTimer returns a timer that fires once, d from now (at once when d ≤ 0).
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is the part of [time.Timer] the clock uses.
+type Timer interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+// System is the real time.
+var System Time = systemTime{}
+
+type systemTime struct{}
+
+func (systemTime) Now() time.Time { return time.Now() }
+
+func (systemTime) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
+
+type systemTimer struct{ t *time.Timer }
+
+func (t systemTimer) C() <-chan time.Time { return t.t.C }
+func (t systemTimer) Stop() bool          { return t.t.Stop() }
