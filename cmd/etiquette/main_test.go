@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// runCLI runs one command line in-process and returns its exit code and output.
+func runCLI(t *testing.T, environ map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, env{stdout: &out, stderr: &errb, getenv: func(k string) string { return environ[k] }})
+	return code, out.String(), errb.String()
+}
+
+func TestUACheckFAU(t *testing.T) {
+	valid := []string{
+		"FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)",
+		"FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/; mailto:webmaster@fau.de)",
+		"FAU-INF12-Linkcheck/2.10 (+https://www.cs.fau.de/linkcheck;mailto:linkcheck@cs.fau.de)",
+	}
+	for _, ua := range valid {
+		code, out, errOut := runCLI(t, nil, "ua", "check", "--profile", "fau", ua)
+		if code != exitOK {
+			t.Errorf("ua check --profile fau %q = exit %d, want 0; stdout %q stderr %q", ua, code, out, errOut)
+		}
+	}
+	invalid := []string{"Mozilla/5.0", "python-requests/2.32", "curl/8.0", "Crawler", "FAU-Bot", "FAU-RRZE-Legalcheck", "FAU-RRZE-Legalcheck/1.0"}
+	for _, ua := range invalid {
+		code, out, _ := runCLI(t, nil, "ua", "check", "--profile", "fau", ua)
+		if code != exitNo {
+			t.Errorf("ua check --profile fau %q = exit %d, want 1", ua, code)
+		}
+		if strings.TrimSpace(out) == "" {
+			t.Errorf("ua check --profile fau %q printed no reason", ua)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if !strings.Contains(l, ":") {
+				t.Errorf("ua check %q: problem line %q does not say which part is wrong", ua, l)
+			}
+		}
+	}
+}
+
+func TestUACheckGeneric(t *testing.T) {
+	cases := []struct {
+		ua    string
+		valid bool
+	}{
+		{"ExampleBot/1.2 (+https://example.org/bot; mailto:bot@example.org)", true},
+		{"ExampleBot/1.2 (+https://example.org/bot)", true}, // contact recommended: a warning
+		{"Mozilla/5.0 (compatible; ExampleBot/1.2; +https://example.org/bot)", true},
+		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36", false},
+		{"Go-http-client/1.1", false},
+		{"colly - https://github.com/gocolly/colly", false},
+		{"Wget/1.21", false},
+		{"ExampleBot", false},
+		{"ExampleBot/1.2", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		code, out, _ := runCLI(t, nil, "ua", "check", c.ua)
+		if got := code == exitOK; got != c.valid {
+			t.Errorf("ua check %q = exit %d (stdout %q), want valid=%v", c.ua, code, out, c.valid)
+		}
+	}
+	_, _, errOut := runCLI(t, nil, "ua", "check", "ExampleBot/1.2 (+https://example.org/bot)")
+	if !strings.Contains(strings.ToLower(errOut), "warning") {
+		t.Errorf("a UA without contact should warn on stderr, got %q", errOut)
+	}
+}
+
+func TestUABuild(t *testing.T) {
+	code, out, errOut := runCLI(t, nil, "ua", "build", "--profile", "fau", "--org", "RRZE", "--bot", "Legalcheck",
+		"--bot-version", "1.0", "--info-url", "https://www.rrze.fau.de/bots/legalcheck/", "--contact", "webmaster@fau.de")
+	want := "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)\n"
+	if code != exitOK || out != want {
+		t.Fatalf("ua build fau = %d %q (stderr %q), want 0 %q", code, out, errOut, want)
+	}
+	code, out, _ = runCLI(t, map[string]string{"ETIQUETTE_UA": "ExampleBot/1.2 (+https://example.org/bot; mailto:bot@example.org)"}, "ua", "build")
+	if code != exitOK || !strings.HasPrefix(out, "ExampleBot/1.2") {
+		t.Fatalf("ua build from ETIQUETTE_UA = %d %q", code, out)
+	}
+	for _, args := range [][]string{
+		{"ua", "build"}, // nothing configured
+		{"ua", "build", "--token", "curl", "--bot-version", "1", "--info-url", "https://example.org"},
+		{"ua", "build", "--profile", "fau", "--org", "RRZE", "--bot", "X", "--bot-version", "1.0", "--info-url", "http://insecure.example"},
+		{"ua", "build", "--token", "ExampleBot", "--bot-version", "1.0"},
+		{"ua", "build", "--unknown-flag"},
+	} {
+		code, _, errOut := runCLI(t, nil, args...)
+		if code != exitUsage {
+			t.Errorf("%q = exit %d, want 2", args, code)
+		}
+		if !strings.Contains(errOut, "--") && !strings.Contains(errOut, "flag") {
+			t.Errorf("%q: message %q does not name a flag to change", args, errOut)
+		}
+	}
+}
+
+func TestRobotsCommand(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "robots.txt")
+	if err := os.WriteFile(file, []byte("User-agent: ExampleBot\nDisallow: /private\nAllow: /private/ok\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, nil, "robots", file, "ExampleBot", "https://example.org/private/x")
+	if code != exitNo || !strings.HasPrefix(out, "disallowed\n") || !strings.Contains(out, "line 2") {
+		t.Errorf("disallowed case: exit %d, output %q", code, out)
+	}
+	code, out, _ = runCLI(t, nil, "robots", file, "ExampleBot", "https://example.org/private/ok/1")
+	if code != exitOK || !strings.HasPrefix(out, "allowed\n") || !strings.Contains(out, "line 3") {
+		t.Errorf("allowed case: exit %d, output %q", code, out)
+	}
+	code, out, _ = runCLI(t, nil, "robots", file, "OtherBot", "https://example.org/private/x")
+	if code != exitOK || !strings.Contains(out, "no matching rule") {
+		t.Errorf("other token: exit %d, output %q", code, out)
+	}
+	if code, _, _ := runCLI(t, nil, "robots", filepath.Join(dir, "missing.txt"), "ExampleBot", "https://example.org/"); code != exitUsage {
+		t.Errorf("missing file: exit %d, want 2", code)
+	}
+	if code, _, _ := runCLI(t, nil, "robots", file, "ExampleBot"); code != exitUsage {
+		t.Errorf("missing argument: exit %d, want 2", code)
+	}
+}
+
+var identityArgs = []string{"--token", "ExampleBot", "--bot-version", "1.0", "--info-url", "https://example.org/bot", "--contact", "bot@example.org"}
+
+func TestCrawlPrintsALinePerURL(t *testing.T) {
+	var mu sync.Mutex
+	var uas []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		uas = append(uas, r.UserAgent())
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a><a href="/private/b">b</a><a href="/nofollow">c</a><a href="https://elsewhere.invalid/">x</a>`)
+		case "/nofollow":
+			fmt.Fprint(w, `<meta name="robots" content="noindex, nofollow"><a href="/never">never</a>`)
+		default:
+			fmt.Fprint(w, "<p>leaf</p>")
+		}
+	}))
+	defer srv.Close()
+	args := append([]string{"crawl", "--no-cache"}, identityArgs...)
+	args = append(args, "--authorized-rate", srv.Listener.Addr().String()+"=20", "--rate", "20", srv.URL+"/")
+	code, out, errOut := runCLI(t, nil, args...)
+	if code != exitOK {
+		t.Fatalf("crawl: exit %d\nstderr: %s", code, errOut)
+	}
+	byURL := map[string]line{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("stdout line %q is not JSON: %v", sc.Text(), err)
+		}
+		byURL[l.URL] = l
+	}
+	if l, ok := byURL[srv.URL+"/robots.txt"]; !ok || l.Kind != "robots" || l.Status != 200 {
+		t.Errorf("no robots.txt line with kind robots and status 200: %+v", byURL)
+	}
+	if l := byURL[srv.URL+"/"]; l.Status != 200 || l.FoundVia != "start" || l.Bytes == 0 {
+		t.Errorf("start page line = %+v", l)
+	}
+	if l := byURL[srv.URL+"/a"]; l.Status != 200 || l.FoundVia != "link" {
+		t.Errorf("linked page line = %+v", l)
+	}
+	if l := byURL[srv.URL+"/private/b"]; l.Refused != "robots" || l.Reason == "" {
+		t.Errorf("disallowed page line = %+v", l)
+	}
+	if _, ok := byURL[srv.URL+"/never"]; ok {
+		t.Errorf("followed a link from a nofollow page")
+	}
+	if _, ok := byURL["https://elsewhere.invalid/"]; ok {
+		t.Errorf("followed a link off the start origin")
+	}
+	if !strings.Contains(errOut, "URLs decided") {
+		t.Errorf("no summary on stderr: %q", errOut)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ua := range uas {
+		if ua != "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)" {
+			t.Errorf("the site saw User-Agent %q", ua)
+		}
+	}
+}
+
+func TestCrawlRefusesBadInput(t *testing.T) {
+	cases := map[string][]string{
+		"no identity":      {"crawl", "http://127.0.0.1:1/"},
+		"invalid UA":       {"crawl", "--ua", "curl/8.0", "http://127.0.0.1:1/"},
+		"missing info URL": {"crawl", "--token", "ExampleBot", "--bot-version", "1.0", "http://127.0.0.1:1/"},
+		"unknown flag":     append(append([]string{"crawl"}, identityArgs...), "--turbo", "http://127.0.0.1:1/"),
+		"no start URL":     append([]string{"crawl"}, identityArgs...),
+		"relative URL":     append(append([]string{"crawl"}, identityArgs...), "/just/a/path"),
+		"rate above 3":     append(append([]string{"crawl", "--rate", "10"}, identityArgs...), "http://127.0.0.1:1/"),
+		"redis not yet":    append(append([]string{"crawl", "--redis", "redis://127.0.0.1:6379"}, identityArgs...), "http://127.0.0.1:1/"),
+	}
+	for name, args := range cases {
+		code, out, errOut := runCLI(t, nil, args...)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want 2 (stderr %q)", name, code, errOut)
+		}
+		if out != "" {
+			t.Errorf("%s: printed %q on stdout", name, out)
+		}
+		if strings.TrimSpace(errOut) == "" {
+			t.Errorf("%s: no message on stderr", name)
+		}
+	}
+}
