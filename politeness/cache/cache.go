@@ -13,6 +13,7 @@
 package cache
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +84,11 @@ type Options struct {
 	// stale-if-error (RFC 5861 §4); must-revalidate and no-cache still forbid it. 0 means only the
 	// response's or request's own stale-if-error counts.
 	StaleIfError time.Duration
+	// StaleOnDisconnect lets the cache serve a stored response up to this long past its freshness
+	// when the origin cannot be reached at all (a network error that is not the caller's own
+	// cancellation): RFC 9111 §4.2.4 allows a disconnected cache to serve stale responses.
+	// must-revalidate and no-cache still forbid it. 0 means 24 hours; a negative value turns it off.
+	StaleOnDisconnect time.Duration
 	// AlwaysRevalidate lists the request kinds whose stored responses are revalidated on every
 	// use (when they have a validator). nil means robots, sitemap, llms and feed; an empty,
 	// non-nil slice means none.
@@ -107,6 +114,7 @@ type Transport struct {
 	log   *slog.Logger
 
 	miss, fresh, revalidated, stale, saved atomic.Int64
+	inflight                               sync.Map // keys under background revalidation
 }
 
 // NewTransport returns a cache in front of next (nil means http.DefaultTransport) keeping its
@@ -131,6 +139,9 @@ func New(next http.RoundTripper, store Store, o Options) *Transport {
 	}
 	if o.HeuristicMax <= 0 {
 		o.HeuristicMax = 24 * time.Hour
+	}
+	if o.StaleOnDisconnect == 0 {
+		o.StaleOnDisconnect = 24 * time.Hour
 	}
 	if o.AlwaysRevalidate == nil {
 		o.AlwaysRevalidate = []kind.Kind{kind.Robots, kind.Sitemap, kind.LLMs, kind.Feed}
@@ -194,6 +205,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return t.serve(req, e, body, Fresh, now), nil
 		}
 		if !cc.has("must-revalidate") {
+			// stale-while-revalidate (RFC 5861 §3): serve the stored copy now and revalidate in
+			// the background, through the same layers below (so it is budgeted like any request).
+			if d, ok := cc.seconds("stale-while-revalidate"); ok && age-life <= d {
+				t.revalidateInBackground(req, key, e, rcc)
+				return t.serve(req, e, body, Stale, now), nil
+			}
 			if ms, present := rcc["max-stale"]; present {
 				if v, ok := parseDelta(ms); (ms == "" || ok) && (ms == "" || age-life <= time.Duration(v)*time.Second) {
 					return t.serve(req, e, body, Stale, now), nil
@@ -408,7 +425,7 @@ func storable(req *http.Request, resp *http.Response) bool {
 	if req.Method != http.MethodGet || !understoodStatus(resp.StatusCode) {
 		return false
 	}
-	if requestDirectives(req.Header).has("no-store") || resp.Header.Get("Content-Range") != "" {
+	if requestDirectives(req.Header).has("no-store") {
 		return false
 	}
 	cc := parseCacheControl(resp.Header.Values("Cache-Control"))
@@ -612,7 +629,8 @@ func (t *Transport) revalidate(req *http.Request, key string, e *Entry, rcc dire
 	reqTime := t.o.Now()
 	resp, err := t.next.RoundTrip(creq)
 	if err != nil {
-		if r := t.staleOnError(req, key, e, rcc); r != nil {
+		disconnected := req.Context().Err() == nil
+		if r := t.staleOnError(req, key, e, rcc, disconnected); r != nil {
 			t.log.Debug("cache: serving stale after an error", "url", req.URL.String(), "err", err)
 			return r, nil
 		}
@@ -634,7 +652,7 @@ func (t *Transport) revalidate(req *http.Request, key string, e *Entry, rcc dire
 		// process): ask again without validators rather than serve nothing.
 		return t.fetch(req)
 	case isErrorStatus(resp.StatusCode):
-		if r := t.staleOnError(req, key, e, rcc); r != nil {
+		if r := t.staleOnError(req, key, e, rcc, false); r != nil {
 			drain(resp.Body)
 			return r, nil
 		}
@@ -662,7 +680,7 @@ func isErrorStatus(code int) bool {
 
 // staleOnError serves e stale when stale-if-error (the response's, the request's, or
 // Options.StaleIfError) covers its staleness and must-revalidate / no-cache do not forbid it.
-func (t *Transport) staleOnError(req *http.Request, key string, e *Entry, rcc directives) *http.Response {
+func (t *Transport) staleOnError(req *http.Request, key string, e *Entry, rcc directives, disconnected bool) *http.Response {
 	cc := parseCacheControl(e.Header.Values("Cache-Control"))
 	if cc.has("must-revalidate") || cc.has("no-cache") {
 		return nil
@@ -670,6 +688,9 @@ func (t *Transport) staleOnError(req *http.Request, key string, e *Entry, rcc di
 	now := t.o.Now()
 	staleness := currentAge(e, now) - t.lifetime(e)
 	allowed := t.o.StaleIfError
+	if disconnected {
+		allowed = max(allowed, t.o.StaleOnDisconnect)
+	}
 	if d, ok := cc.seconds("stale-if-error"); ok {
 		allowed = max(allowed, d)
 	}
@@ -727,6 +748,28 @@ func (t *Transport) update(key string, e *Entry) error {
 		return err
 	}
 	return w.Commit()
+}
+
+// revalidateInBackground runs one revalidation of key at a time, detached from the caller's
+// context (which ends when the caller has its stale response) but bounded by a minute.
+func (t *Transport) revalidateInBackground(req *http.Request, key string, e *Entry, rcc directives) {
+	if _, busy := t.inflight.LoadOrStore(key, true); busy {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), time.Minute)
+	breq := req.Clone(ctx)
+	go func() {
+		defer t.inflight.Delete(key)
+		defer cancel()
+		resp, err := t.revalidate(breq, key, e, rcc)
+		if err != nil {
+			t.log.Debug("cache: background revalidation failed", "url", req.URL.String(), "err", err)
+			return
+		}
+		// Reading to EOF commits a new full response to the store.
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
 }
 
 // drain reads a small remainder of body so the connection can be reused, then closes it.
