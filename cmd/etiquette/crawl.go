@@ -240,6 +240,13 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 		return politeness.Policy{}, usagef("--rate %g: want a positive number of requests per second", o.rate)
 	}
 	p := politeness.Policy{Identity: id, Rate: o.rate, Concurrency: o.concurrency, NoCache: o.noCache}
+	if o.rate > politeness.DefaultRate {
+		// A rate above 3 is for the origins whose operators allowed it, and only those.
+		if len(o.authorized) == 0 {
+			return p, usagef("--rate %g is above %d requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, politeness.DefaultRate)
+		}
+		p.Rate = politeness.DefaultRate
+	}
 	if len(o.authorized) > 0 {
 		p.AuthorizedRates = o.authorized
 	}

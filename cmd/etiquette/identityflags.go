@@ -64,7 +64,7 @@ func (f *identityFlags) identity(getenv func(string) string, warn func(string)) 
 	if err != nil {
 		var ve *identity.ValidationError
 		if errors.As(err, &ve) {
-			return id, usagef("the crawler identity is not usable:\n%s", err)
+			return id, usagef("the crawler identity is not usable:\n%s", problemLines(ve.Problems, ua != ""))
 		}
 		return id, &usageError{err.Error()}
 	}
@@ -75,7 +75,7 @@ func (f *identityFlags) identity(getenv func(string) string, warn func(string)) 
 		}
 	}
 	for _, w := range warnings {
-		warn(fmt.Sprintf("warning: %s: %s (%s)", w.Field, w.Message, w.Fix))
+		warn(fmt.Sprintf("warning: %s: %s (%s)", flagFor(w.Field, ua != ""), w.Message, w.Fix))
 	}
 	return id, nil
 }
@@ -107,4 +107,27 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// identityFlagNames are the identity parts that have a flag of the same name.
+var identityFlagNames = map[string]bool{"token": true, "org": true, "bot": true, "bot-version": true,
+	"info-url": true, "contact": true, "user-token": true, "profile": true}
+
+// flagFor names the flag that sets field; a problem found in a whole --ua string names --ua.
+func flagFor(field string, fromUA bool) string {
+	if field == "user-token" || field == "profile" || (!fromUA && identityFlagNames[field]) {
+		return "--" + field
+	}
+	if fromUA {
+		return "--ua (" + field + ")"
+	}
+	return field
+}
+
+func problemLines(ps []identity.Problem, fromUA bool) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "  %s: %s (fix: %s)\n", flagFor(p.Field, fromUA), p.Message, p.Fix)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
