@@ -43,14 +43,11 @@ func reportLayer(next http.RoundTripper, p Policy, sink events.Sink) http.RoundT
 		budget, _ := origin.BudgetKey(req.URL)
 		ev := events.Event{Type: events.Response, URL: req.URL.String(), Origin: budget, Kind: k,
 			Method: req.Method, Status: resp.StatusCode, Cache: cache.StatusOf(resp)}
-		resp.Header.Del(cacheHeader)
+		resp.Header.Del(cache.StatusHeader)
 		resp.Body = &reportedBody{rc: resp.Body, limit: p.maxBody(k), sink: sink, ev: ev}
 		return resp, nil
 	})
 }
-
-// cacheHeader is the cache layer's private outcome header, read by StatusOf and then removed.
-const cacheHeader = "Etiquette-Cache"
 
 type reportedBody struct {
 	rc    io.ReadCloser

@@ -250,7 +250,7 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 	if len(o.authorized) > 0 {
 		p.AuthorizedRates = o.authorized
 	}
-	if o.cacheDir != "" || !o.noCache {
+	if !o.noCache {
 		store, err := openCacheStore(o.cacheDir)
 		if err != nil {
 			return p, err
