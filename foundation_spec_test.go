@@ -16,7 +16,9 @@ import (
 
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
 const exampleUA = "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)"
@@ -139,6 +141,34 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			_ = c.Visit(home.URL + "/private/x")
 			Expect(home.Paths()).NotTo(ContainElement("/private/x"))
 			Expect(got).To(HaveOccurred())
+		})
+	})
+
+	Context("with a collector marked as a sitemap reader", func() {
+		It("reports its requests and its clones' as sitemap requests, and the mark never leaves the process", func() {
+			p := isolatedPolicy(home.budgetKey())
+			p.Events = &events.Bus{}
+			var mu sync.Mutex
+			kinds := map[string]kind.Kind{}
+			p.Events.Subscribe(func(e events.Event) {
+				if e.Type == events.Response {
+					mu.Lock()
+					kinds[e.URL] = e.Kind
+					mu.Unlock()
+				}
+			})
+			Expect(extensions.Polite(c, p)).To(Succeed())
+			extensions.Kind(c, kind.Sitemap)
+			Expect(c.Visit(home.URL + "/sitemap.xml")).To(Succeed())
+			Expect(extensions.Clone(c).Visit(home.URL + "/sitemap-2.xml")).To(Succeed())
+			Expect(c.Clone().Visit(home.URL + "/plain-clone")).To(Succeed())
+			mu.Lock()
+			defer mu.Unlock()
+			Expect(kinds).To(HaveKeyWithValue(home.URL+"/sitemap.xml", kind.Sitemap))
+			Expect(kinds).To(HaveKeyWithValue(home.URL+"/sitemap-2.xml", kind.Sitemap))
+			Expect(kinds).To(HaveKeyWithValue(home.URL+"/plain-clone", kind.HTML), "a plain clone lost the callback, and nothing else")
+			Expect(kinds).To(HaveKeyWithValue(home.URL+"/robots.txt", kind.Robots))
+			everyRequestIdentified(home)
 		})
 	})
 
