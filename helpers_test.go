@@ -1,6 +1,7 @@
 package etiquette_test
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -33,7 +34,8 @@ func isolatedPolicy(authorized ...string) politeness.Policy {
 	}
 	clock, err := hostclock.NewLocal(cfg)
 	Expect(err).NotTo(HaveOccurred())
-	p := politeness.Policy{Identity: exampleBot(), Clock: clock, Robots: robots.NewKeeper(robots.Options{}), NoCache: true}
+	p := politeness.Policy{Identity: exampleBot(), Clock: clock, Robots: robots.NewKeeper(robots.Options{}), NoCache: true,
+		Logger: slog.New(slog.DiscardHandler)}
 	if len(authorized) > 0 {
 		p.AuthorizedRates = cfg.Authorized
 		p.Rate = 50
