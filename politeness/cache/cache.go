@@ -229,20 +229,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.revalidate(req, key, e, rcc)
 }
 
-// requestDirectives parses a request's Cache-Control, honouring Pragma: no-cache when there is no
-// Cache-Control (RFC 9111 §5.4).
+// requestDirectives parses a request's Cache-Control. Pragma is not read: RFC 9111 §5.4
+// deprecates it, and a crawler's requests never carry it unless a caller added it by habit.
 func requestDirectives(h http.Header) directives {
-	d := parseCacheControl(h.Values("Cache-Control"))
-	if len(h.Values("Cache-Control")) == 0 {
-		for _, line := range h.Values("Pragma") {
-			for _, m := range splitList(line) {
-				if strings.EqualFold(m, "no-cache") {
-					d["no-cache"] = ""
-				}
-			}
-		}
-	}
-	return d
+	return parseCacheControl(h.Values("Cache-Control"))
 }
 
 func hasConditional(h http.Header) bool {

@@ -1,0 +1,188 @@
+package cache_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gregjones/httpcache"
+
+	"github.com/politecrawl/etiquette/politeness/cache"
+)
+
+// requiredTarget is the floor for required private-cache tests (of 141): the target.
+// The remaining failures and their reasons are listed in the README.
+const requiredTarget = 130
+
+// conformanceScore is a run of the suite, scored from a private cache's point of view.
+type conformanceScore struct {
+	required, requiredOf int
+	optional, optionalOf int
+	checksYes, checksOf  int
+	perSuite             map[string]int // passing required + optimal tests, plus "yes" checks
+	notPassing           []string
+}
+
+func loadConformance(t testing.TB) []*ctTest {
+	t.Helper()
+	data, err := os.ReadFile("../../testdata/cache-tests/cache_tests.json")
+	if err != nil {
+		t.Fatalf("the vendored suite is missing: %v", err)
+	}
+	var suites []*ctSuite
+	if err := json.Unmarshal(data, &suites); err != nil {
+		t.Fatalf("decoding the suite: %v", err)
+	}
+	var all []*ctTest
+	for _, s := range suites {
+		for _, tc := range s.Tests {
+			tc.suite = s.ID
+			all = append(all, tc)
+		}
+	}
+	return all
+}
+
+func conformanceBase() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 10 * time.Second
+	t.DisableKeepAlives = true // the suite's server closes every connection after one response
+	return t
+}
+
+// runConformance replays every private-cache test against rt and scores the results.
+func runConformance(all []*ctTest, rt http.RoundTripper) conformanceScore {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/test/", handleTest)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	client := &http.Client{
+		Transport:     rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	results := map[string]any{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64) // most tests spend their time in the suite's 3 s pauses
+	for _, tc := range all {
+		if c := category(tc); c != "private" && c != "shared" && c != "intermediary" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := runTest(tc, srv.URL, client)
+			mu.Lock()
+			results[tc.ID] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+
+	byID := map[string]*ctTest{}
+	for _, tc := range all {
+		byID[tc.ID] = tc
+	}
+	s := conformanceScore{perSuite: map[string]int{}}
+	for _, tc := range all {
+		if category(tc) != "private" {
+			continue
+		}
+		d := determine(tc, byID, results, true)
+		switch tc.Kind {
+		case "", "required":
+			s.requiredOf++
+			if d == "pass" {
+				s.required++
+			}
+		case "optimal":
+			s.optionalOf++
+			if d == "pass" {
+				s.optional++
+			}
+		case "check":
+			s.checksOf++
+			if d == "yes" {
+				s.checksYes++
+			}
+		}
+		if d == "pass" || d == "yes" {
+			s.perSuite[tc.suite]++
+		} else {
+			msg := ""
+			if f, ok := results[tc.ID].([]string); ok {
+				msg = f[1]
+			}
+			kind := tc.Kind
+			if kind == "" {
+				kind = "required"
+			}
+			s.notPassing = append(s.notPassing, fmt.Sprintf("%-9s %-16s %-46s %s", kind, d, tc.ID, msg))
+		}
+	}
+	sort.Strings(s.notPassing)
+	return s
+}
+
+// TestConformance scores the cache on the http-tests/cache-tests suite: at least 130 of the 141
+// required private-cache tests must pass, and no suite may score below gregjones/httpcache (run
+// here too, as the baseline), with the memory store and with the disk store.
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the suite takes about 15 s: its tests pause to let responses age")
+	}
+	all := loadConformance(t)
+	disk, err := cache.NewDiskStore(t.TempDir(), cache.DiskOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	impls := map[string]http.RoundTripper{
+		"memory store": cache.NewTransport(conformanceBase(), nil),
+		"disk store":   cache.NewTransport(conformanceBase(), disk),
+		"gregjones": func() http.RoundTripper {
+			g := httpcache.NewMemoryCacheTransport()
+			g.Transport = conformanceBase()
+			return g
+		}(),
+	}
+	scores := map[string]conformanceScore{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, rt := range impls {
+		wg.Go(func() {
+			s := runConformance(all, rt)
+			mu.Lock()
+			scores[name] = s
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+
+	base := scores["gregjones"]
+	t.Logf("gregjones/httpcache: required %d/%d, optional %d/%d, checks yes %d/%d",
+		base.required, base.requiredOf, base.optional, base.optionalOf, base.checksYes, base.checksOf)
+	for _, name := range []string{"memory store", "disk store"} {
+		s := scores[name]
+		t.Logf("%s: required %d/%d, optional %d/%d, checks yes %d/%d; not passing:",
+			name, s.required, s.requiredOf, s.optional, s.optionalOf, s.checksYes, s.checksOf)
+		for _, f := range s.notPassing {
+			t.Logf("  %s", f)
+		}
+		if s.required < requiredTarget {
+			t.Errorf("%s: %d required private-cache tests pass, want at least %d", name, s.required, requiredTarget)
+		}
+		for suite, n := range base.perSuite {
+			if s.perSuite[suite] < n {
+				t.Errorf("%s: suite %s passes %d tests, gregjones/httpcache passes %d", name, suite, s.perSuite[suite], n)
+			}
+		}
+	}
+}
