@@ -188,6 +188,9 @@ func (c *checker) name(field, name string, genericIsError bool) {
 	case techName:
 		c.fail(field, fmt.Sprintf("%q is the name of a technology (%s), not of a crawler: it says nothing about who runs the bot, and library defaults look like unconfigured scripts", name, what),
 			"name the crawler after the project or organisation behind it, e.g. ExampleBot; the library may appear as a later product, e.g. ExampleBot/1.0 (+https://example.org/bot) colly/2.3.0")
+	case otherCrawler:
+		c.fail(field, fmt.Sprintf("%q is the name of a crawler run by %s: sites would apply that crawler's robots.txt rules to yours, and reports about yours would reach them", name, what),
+			"name the crawler after the project or organisation behind it, e.g. ExampleBot")
 	case browserName:
 		c.fail(field, fmt.Sprintf("%q is a web browser's name: a crawler must not pass for a browser", name),
 			"name the crawler after the project or organisation behind it, e.g. ExampleBot")
@@ -202,7 +205,8 @@ func (c *checker) name(field, name string, genericIsError bool) {
 	}
 }
 
-// versionChars are RFC 9110 §5.6.2 tchar: product-version = token (RFC 9110 §10.1.5).
+// genericVersion checks a product version: an RFC 9110 §5.6.2 token (product-version = token,
+// RFC 9110 §10.1.5).
 func (c *checker) genericVersion(v string) {
 	if v == "" {
 		c.fail("bot-version", "no version: the User-Agent must read Token/Version",

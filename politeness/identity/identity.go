@@ -12,9 +12,10 @@
 //   - [FAU]: FAU-<ORG>-<BOT>/<VERSION> (+<INFO-URL>;mailto:<CONTACT>), the format of the RRZE
 //     crawler rules (v1.5) of Friedrich-Alexander-Universität Erlangen-Nürnberg.
 //
-// Both refuse a User-Agent that disguises a crawler as a web browser, the bare names of HTTP
-// libraries and tools (curl, python-requests, colly, …) in place of a bot name, and library
-// defaults such as Colly's "colly - https://github.com/gocolly/colly". There is no default
+// Both refuse a User-Agent that disguises a crawler as a web browser, the names of well-known
+// crawlers run by others (Googlebot, GPTBot, …), the bare names of HTTP libraries and tools
+// (curl, python-requests, colly, …) in place of a bot name, and library defaults such as
+// Colly's "colly - https://github.com/gocolly/colly". There is no default
 // identity: a zero Identity is an error ([ErrNoIdentity]) that names the flags and fields to set.
 //
 // The User-Agent is a courtesy to site operators, not a credential: anyone can send any string,
@@ -102,8 +103,9 @@ func (id Identity) IsZero() bool {
 	return id == Identity{}
 }
 
-// CrawlToken is the product token robots.txt rules for this crawler name: Token in the generic
-// profile, FAU-<Org>-<Bot> in the FAU profile (RFC 9309 §2.2.1). It is "" for a zero Identity.
+// CrawlToken is the product token by which robots.txt User-agent lines address this crawler
+// (RFC 9309 §2.2.1): Token in the generic profile, FAU-<Org>-<Bot> in the FAU profile. It is ""
+// for a zero Identity.
 func (id Identity) CrawlToken() string {
 	if p, _ := id.Profile.normalized(); p == FAU {
 		if id.Org == "" && id.Bot == "" {

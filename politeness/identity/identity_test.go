@@ -136,7 +136,8 @@ func TestParseGeneric(t *testing.T) {
 	runParseCases(t, Generic, []parseCase{
 		{name: "canonical", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)"},
 		{name: "no contact warns", ua: "ExampleBot/1.0 (+https://example.org/bot)", warns: []string{"contact"}},
-		{name: "RFC 9309 Mozilla compatible", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", warns: []string{"contact"}},
+		{name: "RFC 9309 §2.2.1 example", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; https://www.example.com/bot.html)", warns: []string{"contact"}},
+		{name: "Mozilla compatible with +URL", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", warns: []string{"contact"}},
 		{name: "Mozilla compatible with contact", ua: "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot; mailto:bot@example.org)"},
 		{name: "FAU string is generic too", ua: legalcheckUA},
 		{name: "no space, bare URL and address", ua: "ExampleBot/1.0 (https://example.org/bot;bot@example.org)"},
@@ -153,6 +154,7 @@ func TestParseGeneric(t *testing.T) {
 		{name: "Chrome", ua: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", errs: []string{"ua"}, mention: "browser"},
 		{name: "Firefox", ua: "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", errs: []string{"ua"}, mention: "browser"},
 		{name: "bot then browser products", ua: "ExampleBot/1.0 (+https://example.org/bot) Chrome/120.0 Safari/537.36", errs: []string{"ua"}, warns: []string{"contact"}, mention: "browser"},
+		{name: "Googlebot impersonation", ua: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", errs: []string{"token"}, warns: []string{"contact", "info-url"}, mention: "Google"},
 		{name: "MSIE compatible", ua: "Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0)", errs: []string{"info-url", "token"}, warns: []string{"contact"}, mention: "browser"},
 		{name: "compatible without product", ua: "Mozilla/5.0 (compatible; +https://example.org/bot)", errs: []string{"ua"}, warns: []string{"contact"}},
 		{name: "no version", ua: "ExampleBot (+https://example.org/bot)", errs: []string{"bot-version"}, warns: []string{"contact"}},
@@ -421,7 +423,9 @@ func TestClassifyName(t *testing.T) {
 		{"Chrome", browserName}, {"Mozilla", browserName}, {"Safari", browserName},
 		{"Bot", genericOnly}, {"Crawler", genericOnly}, {"WebCrawler", genericOnly}, {"my-bot", genericOnly},
 		{"TestBot", genericOnly}, {"-", genericOnly},
-		{"ExampleBot", ownName}, {"Legalcheck", ownName}, {"Googlebot", ownName}, {"SafariWatchBot", ownName},
+		{"Googlebot", otherCrawler}, {"Googlebot-Image", otherCrawler}, {"AdsBot-Google-Mobile", otherCrawler},
+		{"GPTBot", otherCrawler}, {"MJ12bot", otherCrawler}, {"archive.org_bot", otherCrawler},
+		{"ExampleBot", ownName}, {"Legalcheck", ownName}, {"MyGooglebotMonitor", ownName}, {"AdsBot", ownName}, {"SafariWatchBot", ownName},
 		{"Webster", ownName}, {"ExampleBot-User", ownName}, {"Attest", ownName},
 	}
 	for _, tc := range cases {

@@ -6,11 +6,46 @@ import "strings"
 type nameKind int
 
 const (
-	ownName     nameKind = iota // a name of its own: fine
-	techName                    // an HTTP library, tool, language or crawler framework
-	browserName                 // a web browser or browser engine
-	genericOnly                 // nothing but generic words such as Bot or Crawler
+	ownName      nameKind = iota // a name of its own: fine
+	techName                     // an HTTP library, tool, language or crawler framework
+	browserName                  // a web browser or browser engine
+	genericOnly                  // nothing but generic words such as Bot or Crawler
+	otherCrawler                 // the name of a well-known crawler run by someone else
 )
+
+// otherCrawlers maps normalised names of well-known crawlers to who runs them. Sending one of
+// these names impersonates that crawler: sites would apply its robots.txt group (and, where they
+// mistakenly trust the User-Agent, its allowances) to us.
+var otherCrawlers = map[string]string{
+	"googlebot": "Google", "googleother": "Google", "googleextended": "Google",
+	"googleinspectiontool": "Google", "adsbotgoogle": "Google", "mediapartnersgoogle": "Google",
+	"storebotgoogle": "Google", "feedfetchergoogle": "Google", "apisgoogle": "Google",
+	"bingbot": "Microsoft", "msnbot": "Microsoft", "adidxbot": "Microsoft", "bingpreview": "Microsoft",
+	"slurp": "Yahoo", "duckduckbot": "DuckDuckGo", "baiduspider": "Baidu", "yandexbot": "Yandex",
+	"applebot": "Apple", "applebotextended": "Apple", "gptbot": "OpenAI", "chatgptuser": "OpenAI",
+	"oaisearchbot": "OpenAI", "ccbot": "Common Crawl", "claudebot": "Anthropic",
+	"claudeuser": "Anthropic", "claudeweb": "Anthropic", "anthropicai": "Anthropic",
+	"perplexitybot": "Perplexity", "perplexityuser": "Perplexity",
+	"facebookexternalhit": "Meta", "facebookbot": "Meta", "metaexternalagent": "Meta",
+	"twitterbot": "X", "linkedinbot": "LinkedIn", "iaarchiver": "Alexa", "archiveorgbot": "the Internet Archive",
+	"petalbot": "Huawei", "semrushbot": "Semrush", "ahrefsbot": "Ahrefs", "mjbot": "Majestic",
+	"dotbot": "Moz", "seznambot": "Seznam", "amazonbot": "Amazon", "bytespider": "ByteDance",
+	"exabot": "Exalead", "qwantify": "Qwant", "mojeekbot": "Mojeek", "sogouwebspider": "Sogou",
+}
+
+// impersonates reports whether name is, or begins with, the name of a well-known crawler run by
+// someone else (Googlebot, Googlebot-Image, AdsBot-Google-Mobile), and who runs it. Longer names
+// that merely contain one (MyGooglebotMonitor) are not matched.
+func impersonates(name string) (string, bool) {
+	n := ""
+	for _, seg := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' }) {
+		n += normalizeName(seg)
+		if who, ok := otherCrawlers[n]; ok {
+			return who, true
+		}
+	}
+	return "", false
+}
 
 // techNames maps normalised names (see normalizeName) of HTTP libraries, tools, languages and
 // crawler frameworks to a readable name. Most are what a library sends when nobody sets a
@@ -78,12 +113,15 @@ func normalizeName(s string) string {
 	return b.String()
 }
 
-// classifyName decides whether a bot name is a technology name, a browser name, nothing but
-// generic words, or a name of its own. For a technology name it also returns a readable name of
-// the technology. Matching is case-insensitive and ignores '-', '_', '.', digits and generic
+// classifyName decides whether a bot name is another organisation's crawler, a technology name,
+// a browser name, nothing but generic words, or a name of its own. For the first two it also
+// returns who runs the crawler or a readable name of the technology. Matching is case-insensitive and ignores '-', '_', '.', digits and generic
 // words at either end: curl, CURL, curl-bot, PythonRequestsCrawler and Go-http-client are all
 // technology names; LegalCheck and ExampleBot are names of their own.
 func classifyName(name string) (nameKind, string) {
+	if who, ok := impersonates(name); ok {
+		return otherCrawler, who
+	}
 	n := normalizeName(name)
 	first := true
 	for {

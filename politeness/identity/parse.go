@@ -29,9 +29,10 @@ const collyDefault = "colly - https://github.com/gocolly/colly"
 // at top level (Mozilla without "compatible", AppleWebKit, Gecko, Chrome, Safari, …) rejects the
 // string as a disguise.
 //
-// FAU accepts exactly FAU-<ORG>-<BOT>/<VERSION> (+<INFO-URL>;mailto:<CONTACT>), with one space
-// before ')' allowed after ';' (the legacy "; mailto:"). ORG is the part between the first and
-// the second '-' after FAU; BOT is the rest, which may contain '-'.
+// FAU accepts exactly FAU-<ORG>-<BOT>/<VERSION> (+<INFO-URL>;mailto:<CONTACT>), also with one
+// space between ';' and "mailto:" (the legacy separator), and nothing else: no Mozilla/ prefix,
+// no further products or comments. ORG is the part between the first and the second '-' after
+// FAU; BOT is the rest, which may contain '-'.
 func Parse(ua string, p Profile) (Identity, []Problem, error) {
 	prof, ok := p.normalized()
 	if !ok {
