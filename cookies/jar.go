@@ -134,6 +134,7 @@ type Refusal struct {
 //
 // Most callers create one with [NewJar] and hand it to the door (or set it as an http.Client's
 // Jar). The zero value is a jar with the empty Purpose: it keeps nothing and counts every refusal.
+// A nil *Jar keeps and returns nothing and counts nothing.
 // A Jar is safe for concurrent use.
 type Jar struct {
 	classes map[Class]bool
@@ -234,7 +235,7 @@ func (j *Jar) allowed(name string) bool {
 // itself (Max-Age ≤ 0, or an Expires in the past) removes a kept cookie of that name and is
 // otherwise ignored, not counted: it stores nothing.
 func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
-	if len(cs) == 0 {
+	if j == nil || len(cs) == 0 {
 		return
 	}
 	key, err := origin.RobotsKey(u)
@@ -461,6 +462,9 @@ func idOf(u *url.URL, c *http.Cookie) cookieID {
 // (path, Secure). It never returns another origin's cookies; for a URL without an http(s) origin it
 // returns none.
 func (j *Jar) Cookies(u *url.URL) []*http.Cookie {
+	if j == nil {
+		return nil
+	}
 	key, err := origin.RobotsKey(u)
 	if err != nil {
 		return nil
@@ -481,6 +485,9 @@ func (j *Jar) Cookies(u *url.URL) []*http.Cookie {
 // Refused returns a copy of the refusal counters: category names ("analytics", "consent",
 // "unknown", …) and the Reason constants, each with how many cookies it refused.
 func (j *Jar) Refused() map[string]int {
+	if j == nil {
+		return nil
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return maps.Clone(j.refused)
@@ -489,6 +496,9 @@ func (j *Jar) Refused() map[string]int {
 // Kept returns how many distinct cookies (name, domain, path per origin) the jar has stored since
 // it was made.
 func (j *Jar) Kept() int {
+	if j == nil {
+		return 0
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.kept
