@@ -102,7 +102,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // copy). Lookup fails only for a URL without an http(s) origin, a nil fetch, or when ctx ends
 // before the entry is known.
 func (k *Keeper) Lookup(ctx context.Context, u *url.URL, fetch Fetch) (*Entry, error) {
-	key, err := origin.RobotsKey(u)
+	key, err := robotsKey(u)
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt cannot apply to this URL: %w", err)
 	}
@@ -125,7 +125,7 @@ func (k *Keeper) Lookup(ctx context.Context, u *url.URL, fetch Fetch) (*Entry, e
 
 // Cached returns the entry held for u's origin, fresh or not, without fetching.
 func (k *Keeper) Cached(u *url.URL) (*Entry, bool) {
-	key, err := origin.RobotsKey(u)
+	key, err := robotsKey(u)
 	if err != nil {
 		return nil, false
 	}
@@ -137,13 +137,21 @@ func (k *Keeper) Cached(u *url.URL) (*Entry, bool) {
 
 // Forget drops what the keeper holds for u's origin; the next Lookup fetches again.
 func (k *Keeper) Forget(u *url.URL) {
-	key, err := origin.RobotsKey(u)
+	key, err := robotsKey(u)
 	if err != nil {
 		return
 	}
 	k.mu.Lock()
 	delete(k.entries, key)
 	k.mu.Unlock()
+}
+
+// robotsKey is origin.RobotsKey, which does not accept a nil URL.
+func robotsKey(u *url.URL) (string, error) {
+	if u == nil {
+		return "", origin.ErrNoHost
+	}
+	return origin.RobotsKey(u)
 }
 
 func (k *Keeper) fresh(key string) *Entry {
