@@ -72,7 +72,7 @@ func (c *checker) genericFields(id Identity) {
 	if !c.skip["contact"] {
 		if id.Contact == "" {
 			c.warn("contact", "no contact e-mail address: a site operator with a problem cannot write to you",
-				"add --contact EMAIL (mailto:EMAIL in the User-Agent), or make sure the info page says how to reach the operator")
+				"set --contact EMAIL (Identity.Contact), or add \"; mailto:EMAIL\" to the comment of a User-Agent string; or make sure the info page says how to reach the operator")
 		} else {
 			c.email(id.Contact)
 		}
@@ -103,7 +103,7 @@ func (c *checker) fauFields(id Identity) {
 	if !c.skip["contact"] {
 		if id.Contact == "" {
 			c.fail("contact", "no contact e-mail address: the RRZE crawler rules require one",
-				"set --contact EMAIL (Identity.Contact), e.g. webmaster@fau.de")
+				"set --contact EMAIL (Identity.Contact), or write ;mailto:EMAIL after the info URL in a User-Agent string, e.g. ;mailto:webmaster@fau.de")
 		} else {
 			c.email(id.Contact)
 		}
@@ -210,7 +210,7 @@ func (c *checker) name(field, name string, genericIsError bool) {
 func (c *checker) genericVersion(v string) {
 	if v == "" {
 		c.fail("bot-version", "no version: the User-Agent must read Token/Version",
-			"set --bot-version V (Identity.Version), e.g. 1.0")
+			"set --bot-version V (Identity.Version), or append /V to the name in a User-Agent string, e.g. 1.0")
 		return
 	}
 	if bad := badChars(v, isTchar); bad != "" {
@@ -224,7 +224,7 @@ var fauVersion = regexp.MustCompile(`^[0-9]+(\.[0-9]+)+$`)
 func (c *checker) fauVersion(v string) {
 	if v == "" {
 		c.fail("bot-version", "no version: a FAU User-Agent reads FAU-<ORG>-<BOT>/<VERSION>",
-			"set --bot-version V (Identity.Version), e.g. 1.0")
+			"set --bot-version V (Identity.Version), or append /V to the name in a User-Agent string, e.g. 1.0")
 		return
 	}
 	if !fauVersion.MatchString(v) {
@@ -243,7 +243,7 @@ func (c *checker) infoURL(raw string, httpsOnly bool) {
 	}
 	if raw == "" {
 		c.fail(f, "no info URL: site operators need a page that explains the crawler",
-			"set --info-url URL (Identity.InfoURL), an absolute "+want+" URL, e.g. https://example.org/bot")
+			"set --info-url URL (Identity.InfoURL), or write (+URL) after the version in a User-Agent string; an absolute "+want+" URL such as https://example.org/bot")
 		return
 	}
 	if bad := badChars(raw, func(b byte) bool { return b > ' ' && b < 0x7f }); bad != "" {

@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/politecrawl/etiquette/politeness/identity"
@@ -28,10 +29,14 @@ func ExampleParse() {
 	fmt.Println(id.CrawlToken(), id.UserTriggeredToken(), len(warnings), err)
 
 	_, _, err = identity.Parse("FAU-RRZE-Legalcheck/1.0", identity.FAU)
-	fmt.Println(err)
+	var invalid *identity.ValidationError
+	if errors.As(err, &invalid) {
+		for _, p := range invalid.Problems {
+			fmt.Println(p.Field+":", p.Message)
+		}
+	}
 	// Output:
 	// FAU-RRZE-Legalcheck FAU-RRZE-Legalcheck-User 0 <nil>
-	// invalid crawler identity (2 problems):
-	//   info-url: no info URL: site operators need a page that explains the crawler (fix: set --info-url URL (Identity.InfoURL), an absolute https URL, e.g. https://example.org/bot)
-	//   contact: no contact e-mail address: the RRZE crawler rules require one (fix: set --contact EMAIL (Identity.Contact), e.g. webmaster@fau.de)
+	// info-url: no info URL: site operators need a page that explains the crawler
+	// contact: no contact e-mail address: the RRZE crawler rules require one
 }
