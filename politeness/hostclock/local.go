@@ -420,7 +420,10 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 	s.queue = s.queue[1:]
 	s.last = now
 	le := &lease{l: l, s: s, kind: k, expires: now.Add(l.cfg.LeaseTTL)}
-	le.grant = Grant{At: now, Wait: now.Sub(start)}
+	le.grant = Grant{At: now}
+	if spent != nil { // it blocked at least once; otherwise the nanoseconds spent here are no wait
+		le.grant.Wait = now.Sub(start)
+	}
 	s.leases[le] = struct{}{}
 	s.st.Requests++
 	if le.grant.Wait > 0 {
@@ -428,7 +431,7 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 		s.st.Waited += le.grant.Wait
 		var most time.Duration
 		for why, d := range spent {
-			if d > most || (d == most && why < le.grant.Reason) {
+			if d > most {
 				most, le.grant.Reason = d, why
 			}
 		}

@@ -1,0 +1,258 @@
+package hostclock
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/origin"
+)
+
+// site is an httptest server that records when requests arrive and answers with handle.
+type site struct {
+	*httptest.Server
+	key    string
+	mu     sync.Mutex
+	at     []time.Time
+	handle func(w http.ResponseWriter, r *http.Request, n int)
+}
+
+func newSite(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *site {
+	s := &site{handle: handle}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.at = append(s.at, time.Now())
+		n := len(s.at)
+		s.mu.Unlock()
+		s.handle(w, r, n)
+	}))
+	t.Cleanup(s.Close)
+	u, _ := url.Parse(s.URL)
+	s.key, _ = origin.BudgetKey(u)
+	return s
+}
+
+func (s *site) arrivals() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.at...)
+}
+
+type recorder struct {
+	mu sync.Mutex
+	ev []events.Event
+}
+
+func (r *recorder) Emit(e events.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ev = append(r.ev, e)
+}
+
+func (r *recorder) of(typ events.Type) []events.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []events.Event
+	for _, e := range r.ev {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestLayerHoldsTheSlotUntilTheBodyIsDone(t *testing.T) {
+	finishes := []struct {
+		name   string
+		finish func(*http.Response)
+	}{
+		{"closed unread", func(r *http.Response) { r.Body.Close() }},
+		{"read to EOF without Close", func(r *http.Response) { io.ReadAll(r.Body) }},
+	}
+	for _, f := range finishes {
+		t.Run(f.name, func(t *testing.T) {
+			s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) { io.WriteString(w, strings.Repeat("x", 1000)) })
+			c, err := NewLocal(Config{Authorized: map[string]float64{s.key: 1000}, Concurrency: 1, Logger: quiet()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			client := &http.Client{Transport: Layer(nil, c, LayerOptions{})}
+			first, err := client.Get(s.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second := make(chan error, 1)
+			go func() {
+				r, err := client.Get(s.URL)
+				if err == nil {
+					r.Body.Close()
+				}
+				second <- err
+			}()
+			time.Sleep(200 * time.Millisecond) // ample time for the second request to arrive, were it let through
+			if n := len(s.arrivals()); n != 1 {
+				t.Fatalf("%d requests arrived while the only slot was held by an open body", n)
+			}
+			f.finish(first)
+			if err := <-second; err != nil {
+				t.Fatal(err)
+			}
+			if n := len(s.arrivals()); n != 2 {
+				t.Fatalf("%d requests arrived, want 2", n)
+			}
+		})
+	}
+}
+
+// The timeout counts from the grant: a request that waited longer than its timeout for its turn
+// still gets its full timeout on the wire, and a slow answer is cut off by it.
+func TestLayerTimeoutStartsAtGrant(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Path == "/slow" {
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, "ok")
+	})
+	c, err := NewLocal(Config{Rate: 2, Logger: quiet()}) // 520 ms between starts
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Timeout: 250 * time.Millisecond})}
+	for i := range 2 {
+		r, err := client.Get(s.URL)
+		if err != nil {
+			t.Fatalf("request %d, which waited about twice its timeout for its slot: %v", i, err)
+		}
+		io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	if _, err := client.Get(s.URL + "/slow"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow request: %v, want a deadline error", err)
+	}
+	st := c.Stats()[0]
+	if st.TransportErrors != 1 || st.Pauses != 1 || st.Waits != 2 {
+		t.Errorf("stats %+v: want the timeout counted and paused for, and two waits", st)
+	}
+}
+
+func TestLayerRetryAfterPausesTheOriginOnly(t *testing.T) {
+	throttled := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	})
+	other := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {})
+	c, err := NewLocal(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	get := func(u string) {
+		t.Helper()
+		r, err := client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+	}
+	get(throttled.URL)
+	get(other.URL) // another origin: no wait at all
+	get(throttled.URL)
+	at, oat := throttled.arrivals(), other.arrivals()
+	if gap := at[1].Sub(at[0]); gap < time.Second {
+		t.Errorf("second request arrived %v after the 429 with Retry-After: 1", gap)
+	}
+	if oat[0].Sub(at[0]) > 500*time.Millisecond {
+		t.Errorf("the other origin was held back %v", oat[0].Sub(at[0]))
+	}
+	paused := rec.of(events.Paused)
+	if len(paused) != 1 || paused[0].Reason != ReasonRetryAfter || paused[0].Origin != throttled.key || paused[0].Status != 429 {
+		t.Fatalf("Paused events = %+v", paused)
+	}
+	waited := rec.of(events.Waited)
+	if len(waited) != 1 || waited[0].Reason != ReasonRetryAfter || waited[0].Wait < 900*time.Millisecond || waited[0].Origin != throttled.key {
+		t.Fatalf("Waited events = %+v, want one retry-after wait on the throttled origin", waited)
+	}
+	if st := c.Stats(); st[0].TooManyRequests+st[1].TooManyRequests != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestLayerRefusesAGivenUpOrigin(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) { w.WriteHeader(500) })
+	c, err := NewLocal(Config{ErrorBudget: 1, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	r, err := client.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	_, err = client.Get(s.URL + "/next")
+	var gu *GiveUpError
+	if !errors.As(err, &gu) {
+		t.Fatalf("after the error budget: %v, want a *GiveUpError", err)
+	}
+	if n := len(s.arrivals()); n != 1 {
+		t.Fatalf("%d requests reached a given-up origin", n)
+	}
+	if p := rec.of(events.Paused); len(p) != 1 || p[0].Reason != ReasonGiveUp {
+		t.Errorf("Paused events = %+v, want the give-up reported", p)
+	}
+	if ref := rec.of(events.Refused); len(ref) != 1 || ref[0].Reason != "budget" || !strings.Contains(ref[0].URL, "/next") {
+		t.Errorf("Refused events = %+v", ref)
+	}
+}
+
+func TestLayerCancelWhileWaiting(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(503)
+	})
+	c, err := NewLocal(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{})}
+	r, err := client.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	start := time.Now()
+	if _, err := client.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting request: %v, want its context's deadline", err)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Fatalf("cancellation took %v", waited)
+	}
+}
+
+func TestLayerRefusesURLsWithoutAnOrigin(t *testing.T) {
+	c, _ := NewLocal(Config{Logger: quiet()})
+	rt := Layer(nil, c, LayerOptions{})
+	req, _ := http.NewRequest(http.MethodGet, "ftp://files.example/x", nil)
+	if _, err := rt.RoundTrip(req); !errors.Is(err, origin.ErrNoHost) {
+		t.Fatalf("RoundTrip(ftp) = %v, want ErrNoHost", err)
+	}
+}
