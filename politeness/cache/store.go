@@ -179,7 +179,7 @@ func decodeRecord(b []byte, key string) (*Entry, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if crc32.Checksum(b[:n], crcTable) != crc {
+	if crc32c(b[:n]) != crc {
 		return nil, nil, fmt.Errorf("%w: body checksum mismatch", ErrCorrupt)
 	}
 	return e, b[:n], nil
@@ -195,3 +195,5 @@ func encodeMeta(key string, e *Entry) ([]byte, error) {
 	}
 	return b, nil
 }
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
