@@ -193,14 +193,25 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			err := extensions.Polite(c, politeness.Policy{})
 			Expect(err).To(MatchError(identity.ErrNoIdentity))
 			Expect(err.Error()).To(ContainSubstring("--ua"))
+			Expect(c.Visit(home.URL+"/")).To(MatchError(identity.ErrNoIdentity), "a scraper that ignores the error sends nothing")
+			Expect(home.Hits()).To(BeEmpty())
 			_, err = politeness.NewDoor(politeness.Policy{})
 			Expect(errors.Is(err, identity.ErrNoIdentity)).To(BeTrue())
 		})
 
 		It("refuses an identity that disguises itself as a browser", func() {
-			id, _, _ := identity.Parse("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36", identity.Generic)
-			err := extensions.Polite(c, politeness.Policy{Identity: id})
-			Expect(err).To(HaveOccurred())
+			browser := "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
+			_, _, err := identity.Parse(browser, identity.Generic)
+			Expect(err).To(MatchError(identity.ErrInvalid))
+			id := exampleBot()
+			id.Verbatim = browser
+			err = extensions.Polite(c, politeness.Policy{Identity: id})
+			Expect(err).To(MatchError(identity.ErrInvalid))
+			id = exampleBot()
+			id.Token = "Chrome"
+			Expect(extensions.Polite(c, politeness.Policy{Identity: id})).To(MatchError(identity.ErrInvalid))
+			Expect(c.Visit(home.URL+"/")).To(MatchError(identity.ErrInvalid), "Colly's own UA must not be used instead")
+			Expect(home.Hits()).To(BeEmpty())
 			Expect(home.Hits()).To(BeEmpty())
 		})
 	})

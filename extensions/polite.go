@@ -35,7 +35,9 @@ var ErrDoorBypassed = errors.New("etiquette: the collector's transport is no lon
 // check (IgnoreRobotsTxt = true), its cookie jar, its CacheDir and its silent MaxBodySize cut
 // (the door's caps report truncation), and sets c.UserAgent to the policy's User-Agent.
 //
-// Polite fails, and changes nothing, when p has no valid identity.
+// When p has no valid identity, Polite returns the error and leaves c unable to send anything —
+// every request fails with that error — so a scraper that ignores the error still never goes
+// out under Colly's default User-Agent.
 //
 // Configure proxies with Policy.Proxy and timeouts with Policy.Timeout: Colly's SetProxy,
 // SetProxyFunc, SetClient, WithTransport and SetRequestTimeout replace or weaken the door. Polite
@@ -54,6 +56,7 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	}
 	d, err := politeness.NewDoor(p)
 	if err != nil {
+		refuse(c, err)
 		return nil, err
 	}
 	c.WithTransport(d)
@@ -163,3 +166,36 @@ func clientOf(c *colly.Collector) (*http.Client, bool) {
 	client := *(**http.Client)(unsafe.Pointer(f.UnsafeAddr()))
 	return client, true
 }
+
+// refuse leaves c unable to send: its transport fails every request with err, and its context
+// is cancelled with err, so neither Colly's client nor a transport a setter installs later sends.
+func refuse(c *colly.Collector, err error) {
+	err = fmt.Errorf("%w (this collector sends nothing until extensions.Polite succeeds)", err)
+	c.WithTransport(refusingTransport{err})
+	done := make(chan struct{})
+	close(done)
+	parent := c.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	c.Context = &refusedContext{Context: parent, err: fmt.Errorf("%w: %w", err, context.Canceled), done: done}
+}
+
+type refusingTransport struct{ err error }
+
+func (t refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, t.err
+}
+
+// refusedContext is a context that is done from the start, with the reason as its error.
+type refusedContext struct {
+	context.Context
+	err  error
+	done chan struct{}
+}
+
+func (r *refusedContext) Done() <-chan struct{} { return r.done }
+func (r *refusedContext) Err() error            { return r.err }

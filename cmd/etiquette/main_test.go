@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // runCLI runs one command line in-process and returns its exit code and output.
@@ -223,4 +224,64 @@ func TestCrawlRefusesBadInput(t *testing.T) {
 			t.Errorf("%s: no message on stderr", name)
 		}
 	}
+}
+
+func TestCrawlInterrupted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		// An endless site: every page links to ten more.
+		for i := 0; i < 10; i++ {
+			fmt.Fprintf(w, `<a href="%s/%d">x</a>`, strings.TrimSuffix(r.URL.Path, "/"), i)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() {
+		args := append(append([]string{"crawl", "--no-cache"}, identityArgs...), srv.URL+"/")
+		done <- run(ctx, args, env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
+	}()
+	// Let the crawl get going (robots.txt and a few pages at 3/s), then interrupt it.
+	deadline := time.After(20 * time.Second)
+	for !strings.Contains(out.String(), `"found_via":"link"`) {
+		select {
+		case <-deadline:
+			t.Fatal("the crawl produced no link line in 20 s")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitInterrupted {
+			t.Errorf("exit %d after interrupt, want 130", code)
+		}
+	case <-time.After(drainTime + 10*time.Second):
+		t.Fatal("crawl did not stop after the interrupt")
+	}
+	if !strings.Contains(errb.String(), "interrupted") || !strings.Contains(errb.String(), "URLs decided") {
+		t.Errorf("no interrupt summary on stderr: %q", errb.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a running command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

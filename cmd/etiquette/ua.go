@@ -15,7 +15,7 @@ func runUA(args []string, e env) (int, error) {
 	switch args[0] {
 	case "check":
 		fs := newFlagSet("ua check", e)
-		profile := fs.String("profile", "generic", "User-Agent grammar: generic or fau")
+		profile := fs.String("profile", "", "User-Agent grammar: generic or fau (default: fau for a UA that starts with FAU-, else generic)")
 		pos, err := parseFlags(fs, args[1:])
 		if err != nil {
 			return exitUsage, err
@@ -23,9 +23,11 @@ func runUA(args []string, e env) (int, error) {
 		if len(pos) != 1 {
 			return exitUsage, usagef("usage: etiquette ua check [--profile generic|fau] UA (quote the UA: it contains spaces)")
 		}
-		p, err := parseProfile(*profile)
-		if err != nil {
-			return exitUsage, err
+		p := identity.Detect(pos[0])
+		if *profile != "" {
+			if p, err = parseProfile(*profile); err != nil {
+				return exitUsage, err
+			}
 		}
 		_, warnings, err := identity.Parse(pos[0], p)
 		if err != nil {
