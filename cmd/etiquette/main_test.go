@@ -285,3 +285,59 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestRobotsCompareColly(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "robots.txt")
+	// A tie between Allow and Disallow of equal length: RFC 9309 §2.2.2 says allow wins;
+	// temoto (Colly) takes the first rule.
+	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /page\nAllow: /page\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, nil, "robots", "--compare-colly", file, "ExampleBot", "https://example.org/page")
+	if code != exitOK || !strings.HasPrefix(out, "allowed\n") || !strings.Contains(out, "colly: disallowed") || !strings.Contains(out, "DIFFERENT") {
+		t.Errorf("tie: exit %d, output %q", code, out)
+	}
+	code, out, _ = runCLI(t, nil, "robots", "--compare-colly", file, "ExampleBot", "https://example.org/other")
+	if code != exitOK || !strings.Contains(out, "colly: allowed") || strings.Contains(out, "DIFFERENT") {
+		t.Errorf("agreement: exit %d, output %q", code, out)
+	}
+}
+
+func TestFetchUserTriggered(t *testing.T) {
+	var mu sync.Mutex
+	var uas []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		uas = append(uas, r.UserAgent())
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			// The crawl token is blocked everywhere; the user-triggered token only from /members.
+			fmt.Fprint(w, "User-agent: ExampleBot\nDisallow: /\n\nUser-agent: ExampleBot-User\nDisallow: /members\n")
+		case "/article":
+			fmt.Fprint(w, "the article")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	fetch := func(path string) (int, string, string) {
+		return runCLI(t, nil, append(append([]string{"fetch"}, identityArgs...), srv.URL+path)...)
+	}
+	if code, out, errOut := fetch("/article"); code != exitOK || out != "the article" || !strings.Contains(errOut, "200") {
+		t.Errorf("allowed page: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, errOut := fetch("/members/page"); code != exitRobots || out != "" || !strings.Contains(errOut, "ExampleBot-User") {
+		t.Errorf("page blocked for the user token: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, _ := fetch("/missing"); code != exitNo {
+		t.Errorf("404: exit %d, want 1", code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ua := range uas {
+		if ua != "ExampleBot-User/1.0 (+https://example.org/bot; mailto:bot@example.org)" {
+			t.Errorf("the site saw User-Agent %q for a user-triggered fetch", ua)
+		}
+	}
+}

@@ -18,6 +18,7 @@ const robotsFileLimit = 1 << 20
 func runRobots(args []string, e env) (int, error) {
 	fs := newFlagSet("robots", e)
 	compare := fs.Bool("compare-colly", false, "also print what Colly's built-in robots.txt check (temoto/robotstxt) would decide")
+	collyUA := fs.String("colly-ua", "", "with --compare-colly: the whole User-Agent the Colly scraper sent (default: PRODUCT_TOKEN)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return exitUsage, err
@@ -51,9 +52,7 @@ func runRobots(args []string, e env) (int, error) {
 		fmt.Fprintln(e.stdout, "no matching rule")
 	}
 	if *compare {
-		if err := compareColly(e, body, token, u, dec.Allowed); err != nil {
-			return exitUsage, err
-		}
+		compareColly(e, body, token, *collyUA, u, dec.Allowed)
 	}
 	if !dec.Allowed {
 		return exitNo, nil
