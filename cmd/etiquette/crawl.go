@@ -134,10 +134,8 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	// Colly's own parallelism only bounds goroutines; the door's host clock decides the pace.
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4 * policy.Concurrency}); err != nil {
-		return exitNo, err
-	}
+	// No Colly LimitRule: its parallelism is shared by every host a rule matches; the door's
+	// host clock decides the pace per origin, and a request waiting for its turn holds no slot.
 
 	var pagesMu sync.Mutex
 	pages := 0
