@@ -205,14 +205,24 @@ var (
 	asctimeDate = regexp.MustCompile(`^(?i:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ( [0-9]|[0-9]{2}) [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}$`)
 )
 
+// imfLayout is IMF-fixdate with "GMT" as a literal, so time.Parse builds no time zone.
+const imfLayout = "Mon, 02 Jan 2006 15:04:05 GMT"
+
 // parseHTTPDate parses an HTTP-date (RFC 9110 §5.6.7) strictly; ok is false for anything else.
 func parseHTTPDate(s string) (time.Time, bool) {
+	// Fast path for the format nearly every server sends. The fixed length rules out one-digit
+	// fields and doubled spaces, which time.Parse would otherwise accept.
+	if len(s) == len(imfLayout) {
+		if t, err := time.Parse(imfLayout, s); err == nil {
+			return t, true
+		}
+	}
 	var layout string
 	switch {
 	case imfFixdate.MatchString(s):
-		layout = "Mon, 02 Jan 2006 15:04:05 MST"
+		layout = imfLayout
 	case rfc850Date.MatchString(s):
-		layout = "Monday, 02-Jan-06 15:04:05 MST"
+		layout = "Monday, 02-Jan-06 15:04:05 GMT"
 	case asctimeDate.MatchString(s):
 		layout = "Mon Jan _2 15:04:05 2006"
 	default:
