@@ -144,6 +144,7 @@ type Jar struct {
 
 	mu      sync.Mutex
 	origins map[string]*originJar
+	sweepAt int // len(origins) at which newOrigin next drops expired cookies and empty origins
 	refused map[string]int
 	kept    int
 }
@@ -246,7 +247,9 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 	defer j.mu.Unlock()
 	if err != nil || herr != nil {
 		for _, c := range cs {
-			j.refuse(Refusal{Origin: "", Name: c.Name, Reason: ReasonNoOrigin, Match: Lookup(c.Name)})
+			if c != nil {
+				j.refuse(Refusal{Name: c.Name, Reason: ReasonNoOrigin, Match: Lookup(c.Name)})
+			}
 		}
 		return
 	}
@@ -277,7 +280,7 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 			continue
 		}
 		if oj == nil {
-			oj = j.newOrigin(key)
+			oj = j.newOrigin(key, now)
 		}
 		j.keep(oj, u, c, now)
 	}
@@ -373,15 +376,36 @@ func (j *Jar) refuse(r Refusal) {
 	}
 }
 
-func (j *Jar) newOrigin(key string) *originJar {
-	// cookiejar.New fails only for options it does not get here; a nil jar would be a bug.
-	cj, _ := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
-	oj := &originJar{cj: cj, held: map[cookieID]held{}}
+// newOrigin adds an origin's cookiejar. Origins are only added here, so this is where memory
+// grows: when the number of origins reaches sweepAt, expired cookies are dropped everywhere and
+// origins left empty are forgotten, and sweepAt doubles from what remains (amortised constant
+// work per origin, and memory bounded by the origins that set a kept cookie within MaxLifetime).
+// Requires j.mu.
+func (j *Jar) newOrigin(key string, now time.Time) *originJar {
 	if j.origins == nil {
 		j.origins = map[string]*originJar{}
 	}
+	if len(j.origins) >= j.sweepAt {
+		for k, oj := range j.origins {
+			j.expire(oj, now)
+			if len(oj.held) == 0 {
+				delete(j.origins, k)
+			}
+		}
+		j.sweepAt = max(64, 2*len(j.origins))
+	}
+	// cookiejar.New fails only for options it does not get here.
+	cj, _ := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
+	oj := &originJar{cj: cj, held: map[cookieID]held{}}
 	j.origins[key] = oj
 	return oj
+}
+
+// originCount returns how many origins hold a cookiejar, for tests of the sweep.
+func (j *Jar) originCount() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.origins)
 }
 
 // keep stores c as a session cookie (no Expires, no Max-Age: net/http/cookiejar then never
@@ -448,7 +472,7 @@ func idOf(u *url.URL, c *http.Cookie) cookieID {
 	}
 	p := c.Path
 	if p == "" || p[0] != '/' {
-		p = u.EscapedPath()
+		p = u.Path // net/http/cookiejar derives the default path from u.Path too
 		if i := strings.LastIndex(p, "/"); i <= 0 {
 			p = "/"
 		} else {

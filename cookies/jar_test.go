@@ -229,6 +229,25 @@ func TestJarLimitPerOrigin(t *testing.T) {
 	}
 }
 
+func TestJarForgetsOriginsWhoseCookiesExpired(t *testing.T) {
+	clk := &fakeClock{time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	j, _ := NewJarWith(Purpose{Classes: []Class{ClassSession}}, Options{Now: clk.now, MaxLifetime: time.Minute})
+	for i := range 64 {
+		j.SetCookies(mustURL(t, fmt.Sprintf("http://127.0.0.1:%d/", 10000+i)), parseSetCookies("PHPSESSID=s"))
+	}
+	if n := j.originCount(); n != 64 {
+		t.Fatalf("%d origins, want 64", n)
+	}
+	clk.advance(time.Minute)
+	j.SetCookies(mustURL(t, "http://127.0.0.1:20000/"), parseSetCookies("PHPSESSID=s"))
+	if n := j.originCount(); n != 1 {
+		t.Errorf("after every cookie expired and a new origin arrived: %d origins, want 1", n)
+	}
+	if got := names(j.Cookies(mustURL(t, "http://127.0.0.1:20000/"))); !slices.Equal(got, []string{"PHPSESSID"}) {
+		t.Errorf("the new origin's cookie: %q", got)
+	}
+}
+
 func TestJarRefusalsAreObservable(t *testing.T) {
 	var logs bytes.Buffer
 	var seen []Refusal
@@ -360,6 +379,17 @@ func TestJarWithHTTPClient(t *testing.T) {
 	slices.Sort(parts)
 	if want := []string{"AWSALB=lb1", "PHPSESSID=s1"}; !slices.Equal(parts, want) {
 		t.Errorf("second request carried %q, want %q", got[1], want)
+	}
+}
+
+func BenchmarkJarSetAndGet(b *testing.B) {
+	u := mustURL(b, "http://127.0.0.1:8080/page")
+	set := parseSetCookies(siteCookies...)
+	j, _ := NewJarWith(Purpose{Classes: []Class{ClassSession, ClassLoadBalancer}}, Options{Logger: slog.New(slog.DiscardHandler)})
+	b.ReportAllocs()
+	for b.Loop() {
+		j.SetCookies(u, set)
+		j.Cookies(u)
 	}
 }
 
