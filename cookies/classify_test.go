@@ -346,3 +346,28 @@ func BenchmarkLookup(b *testing.B) {
 	}
 	_ = sink
 }
+
+func FuzzParseData(f *testing.F) {
+	f.Add("ID,Platform,Category,Cookie / Data Key name,Wildcard match\n1,A,Analytics,_x,0\n2,B,Marketing,p_NNN,1\n")
+	f.Add("Wildcard match,Cookie / Data Key name,Category,Platform\n1,\"q,\"\"x\",Security,P\n")
+	f.Add(string(openCookieDatabase[:2000]))
+	f.Add("")
+	f.Fuzz(func(t *testing.T, in string) {
+		d, err := parseData(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, m := range []map[string]dataEntry{d.exact, d.prefix} {
+			for k, e := range m {
+				if k == "" || e.cat == Unknown || e.cat >= numCategories {
+					t.Fatalf("entry %q = %+v: empty name or no category", k, e)
+				}
+			}
+		}
+		for i := 1; i < len(d.lengths); i++ {
+			if d.lengths[i] >= d.lengths[i-1] {
+				t.Fatalf("prefix lengths not strictly descending: %v", d.lengths)
+			}
+		}
+	})
+}
