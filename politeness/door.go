@@ -88,7 +88,10 @@ func NewDoor(p Policy) (*Door, error) {
 		d.keeper = processKeeper()
 	}
 	if p.Cookies != nil {
-		if d.jar, err = cookies.NewJar(*p.Cookies); err != nil {
+		opts := cookies.Options{Logger: p.Logger, OnRefuse: func(r cookies.Refusal) {
+			d.bus.Emit(events.Event{Type: events.Notice, URL: r.Origin, Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
+		}}
+		if d.jar, err = cookies.NewJarWith(*p.Cookies, opts); err != nil {
 			return nil, fmt.Errorf("etiquette: cookie purpose: %w", err)
 		}
 	}
@@ -112,7 +115,7 @@ func NewDoor(p Policy) (*Door, error) {
 	if !p.NoCache {
 		rt = cache.NewTransport(rt, p.CacheStore)
 	}
-	rt = cookieLayer(rt, d.jar)
+	rt = cookieLayer(rt, d.jar, d.bus)
 	rt = robotsGate(rt, d)
 	rt = identityLayer(rt, p)
 	rt = reportLayer(rt, p, d.bus)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -28,10 +29,14 @@ type StatsSnapshot struct {
 	Retries   int
 	Truncated int
 	Bytes     int64
+	// CookiesRefused counts the cookies not kept, by category (analytics, consent, unknown, …).
+	// Without a cookie purpose every cookie a site sets is refused and counted here.
+	CookiesRefused map[string]int
 }
 
 func newStats() *Stats {
-	return &Stats{s: StatsSnapshot{ByStatus: map[int]int{}, Refused: map[string]int{}, Cache: map[string]int{}, Waits: map[string]int{}}}
+	return &Stats{s: StatsSnapshot{ByStatus: map[int]int{}, Refused: map[string]int{}, Cache: map[string]int{},
+		Waits: map[string]int{}, CookiesRefused: map[string]int{}}}
 }
 
 func (st *Stats) record(e events.Event) {
@@ -58,6 +63,11 @@ func (st *Stats) record(e events.Event) {
 		st.s.Pauses++
 	case events.Retried:
 		st.s.Retries++
+	case events.Notice:
+		if e.Reason == cookieRefused {
+			category, _, _ := strings.Cut(e.Detail, ":")
+			st.s.CookiesRefused[category]++
+		}
 	}
 }
 
@@ -69,6 +79,7 @@ func (st *Stats) snapshot() StatsSnapshot {
 	c.Refused = maps.Clone(st.s.Refused)
 	c.Cache = maps.Clone(st.s.Cache)
 	c.Waits = maps.Clone(st.s.Waits)
+	c.CookiesRefused = maps.Clone(st.s.CookiesRefused)
 	return c
 }
 
@@ -82,6 +93,9 @@ func logEvents(l *slog.Logger) func(events.Event) {
 			level = slog.LevelInfo
 		case events.Notice:
 			level = slog.LevelWarn
+			if e.Reason == cookieRefused {
+				level = slog.LevelDebug
+			}
 		}
 		if !l.Enabled(context.Background(), level) {
 			return

@@ -375,6 +375,7 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, interrupted bool) {
 	fmt.Fprintf(o.stderr, "  refused: %s\n", counts(o.refusals))
 	fmt.Fprintf(o.stderr, "  cache:   %s\n", counts(s.Cache))
 	fmt.Fprintf(o.stderr, "  waits:   %s; pauses %d; retries %d\n", counts(s.Waits), s.Pauses, s.Retries)
+	fmt.Fprintf(o.stderr, "  cookies refused: %s\n", counts(s.CookiesRefused))
 }
 
 func counts(m map[string]int) string {

@@ -148,6 +148,7 @@ func TestCrawlPrintsALinePerURL(t *testing.T) {
 		case "/robots.txt":
 			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
 		case "/":
+			http.SetCookie(w, &http.Cookie{Name: "_ga", Value: "GA1.1.1"})
 			fmt.Fprint(w, `<a href="/a">a</a><a href="/private/b">b</a><a href="/nofollow">c</a><a href="https://elsewhere.invalid/">x</a>`)
 		case "/nofollow":
 			fmt.Fprint(w, `<meta name="robots" content="noindex, nofollow"><a href="/never">never</a>`)
@@ -189,7 +190,7 @@ func TestCrawlPrintsALinePerURL(t *testing.T) {
 	if _, ok := byURL["https://elsewhere.invalid/"]; ok {
 		t.Errorf("followed a link off the start origin")
 	}
-	if !strings.Contains(errOut, "URLs decided") {
+	if !strings.Contains(errOut, "URLs decided") || !strings.Contains(errOut, "cookies refused: analytics 1") {
 		t.Errorf("no summary on stderr: %q", errOut)
 	}
 	mu.Lock()
