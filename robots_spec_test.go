@@ -1,0 +1,284 @@
+package etiquette_test
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/extensions"
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/backoff"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/robots"
+)
+
+// robotsClock is the robots.txt keeper's injected time in these specs.
+type robotsClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *robotsClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *robotsClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// robotsPolicy gives the specs their own host clock and keeper. The clock's backoff is short:
+// the backoff layer re-sends a robots.txt answered with 5xx/429 like any request, and how long
+// it pauses is another spec's subject; here only what reaches the site matters.
+func robotsPolicy(keeper *robots.Keeper, sites ...*site) politeness.Policy {
+	auth := map[string]float64{}
+	for _, s := range sites {
+		auth[s.budgetKey()] = 50
+	}
+	clock, err := hostclock.NewLocal(hostclock.Config{Rate: 3, Authorized: auth, Concurrency: 8,
+		Backoff: func(backoff.Class, int, func() float64) time.Duration { return 10 * time.Millisecond },
+		Logger:  slog.New(slog.DiscardHandler)})
+	Expect(err).NotTo(HaveOccurred())
+	return politeness.Policy{Identity: exampleBot(), Clock: clock, Robots: keeper, NoCache: true,
+		AuthorizedRates: auth, Rate: 50, Concurrency: 8, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// robotsCollector is a Colly collector with the door installed.
+func robotsCollector(p politeness.Policy) *colly.Collector {
+	c := colly.NewCollector()
+	Expect(extensions.Polite(c, p)).To(Succeed())
+	return c
+}
+
+// refusedByRobots asserts that err is the robots gate's refusal.
+func refusedByRobots(err error) *robots.DisallowedError {
+	var de *robots.DisallowedError
+	ExpectWithOffset(1, errors.As(err, &de)).To(BeTrue(), "want a *robots.DisallowedError, got %v", err)
+	return de
+}
+
+// robotsSite serves robots.txt with whatever the spec sets, and a page everywhere else.
+type robotsSite struct {
+	*site
+	mu     sync.Mutex
+	answer func(w http.ResponseWriter, r *http.Request)
+}
+
+func newRobotsSite(answer func(w http.ResponseWriter, r *http.Request)) *robotsSite {
+	rs := &robotsSite{answer: answer}
+	rs.site = newSite(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			rs.mu.Lock()
+			a := rs.answer
+			rs.mu.Unlock()
+			a(w, r)
+			return
+		}
+		fmt.Fprint(w, "<html><body>page</body></html>")
+	})
+	DeferCleanup(rs.Close)
+	return rs
+}
+
+func (rs *robotsSite) setAnswer(a func(w http.ResponseWriter, r *http.Request)) {
+	rs.mu.Lock()
+	rs.answer = a
+	rs.mu.Unlock()
+}
+
+func serveRobots(body string, header ...string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		fmt.Fprint(w, body)
+	}
+}
+
+func answerStatus(code int) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "robots.txt unavailable", code) }
+}
+
+func countPath(paths []string, p string) int {
+	n := 0
+	for _, x := range paths {
+		if x == p {
+			n++
+		}
+	}
+	return n
+}
+
+var _ = Describe("a site's robots.txt", func() {
+	It("is requested before any other URL of the origin, and once, by 8 concurrent workers", func() {
+		s := newRobotsSite(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(100 * time.Millisecond) // every worker is waiting by the time it answers
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		})
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s.site))
+		c.Async = true
+		Expect(c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})).To(Succeed())
+		var mu sync.Mutex
+		var refused []string
+		c.OnError(func(r *colly.Response, err error) {
+			refusedByRobots(err)
+			mu.Lock()
+			refused = append(refused, r.Request.URL.Path)
+			mu.Unlock()
+		})
+		for i := range 16 {
+			Expect(c.Visit(fmt.Sprintf("%s/page/%d", s.URL, i))).To(Succeed())
+			if i%4 == 0 {
+				Expect(c.Visit(fmt.Sprintf("%s/private/%d", s.URL, i))).To(Succeed())
+			}
+		}
+		c.Wait()
+
+		paths := s.Paths()
+		Expect(paths).NotTo(BeEmpty())
+		Expect(paths[0]).To(Equal("/robots.txt"))
+		Expect(countPath(paths, "/robots.txt")).To(Equal(1))
+		Expect(paths).To(HaveLen(17), "robots.txt and the 16 allowed pages")
+		Expect(refused).To(HaveLen(4))
+		for _, p := range paths {
+			Expect(p).NotTo(HavePrefix("/private"))
+		}
+	})
+
+	DescribeTable("that cannot be read makes the crawler leave the origin alone",
+		func(answer func(http.ResponseWriter, *http.Request), opts robots.Options) {
+			s := newRobotsSite(answer)
+			c := robotsCollector(robotsPolicy(robots.NewKeeper(opts), s.site))
+			for _, p := range []string{"/", "/a", "/b"} {
+				de := refusedByRobots(c.Visit(s.URL + p))
+				Expect(de.Decision.Allowed).To(BeFalse())
+			}
+			for _, p := range s.Paths() {
+				Expect(p).To(Equal("/robots.txt"), "no request but robots.txt reaches the origin")
+			}
+		},
+		Entry("500", answerStatus(http.StatusInternalServerError), robots.Options{}),
+		Entry("503", answerStatus(http.StatusServiceUnavailable), robots.Options{}),
+		Entry("429, treated like a server error", answerStatus(http.StatusTooManyRequests), robots.Options{}),
+		Entry("a timeout", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}, robots.Options{FetchTimeout: 300 * time.Millisecond}),
+	)
+
+	It("answered 404 lets the crawl proceed", func() {
+		s := newRobotsSite(answerStatus(http.StatusNotFound))
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s.site))
+		Expect(c.Visit(s.URL + "/a")).To(Succeed())
+		Expect(c.Visit(s.URL + "/private/b")).To(Succeed())
+		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/a", "/private/b"}))
+	})
+
+	It("is obeyed when reached through 5 redirects, one crossing origins", func() {
+		final := newRobotsSite(serveRobots("User-agent: ExampleBot\nDisallow: /private\n"))
+		// /robots.txt → /hop/1 → /hop/2 → /hop/3 → /hop/4 → the other origin: five redirects.
+		s := newSite(func(w http.ResponseWriter, r *http.Request) {
+			var n int
+			switch {
+			case r.URL.Path == "/robots.txt":
+				http.Redirect(w, r, "/hop/1", http.StatusMovedPermanently)
+			case r.URL.Path == "/hop/4":
+				http.Redirect(w, r, final.URL+"/robots.txt", http.StatusFound)
+			case strings.HasPrefix(r.URL.Path, "/hop/"):
+				fmt.Sscanf(r.URL.Path, "/hop/%d", &n)
+				http.Redirect(w, r, fmt.Sprintf("/hop/%d", n+1), http.StatusFound)
+			default:
+				fmt.Fprint(w, "<html>page</html>")
+			}
+		})
+		DeferCleanup(s.Close)
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s, final.site))
+		refusedByRobots(c.Visit(s.URL + "/private/x"))
+		Expect(c.Visit(s.URL + "/public")).To(Succeed())
+		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/hop/1", "/hop/2", "/hop/3", "/hop/4", "/public"}))
+		Expect(final.Paths()).To(Equal([]string{"/robots.txt"}))
+	})
+
+	It("keeps a page that redirects into a disallowed path from being fetched", func() {
+		s := newSite(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+			case "/old":
+				http.Redirect(w, r, "/private/new", http.StatusMovedPermanently)
+			default:
+				fmt.Fprint(w, "<html>page</html>")
+			}
+		})
+		DeferCleanup(s.Close)
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s))
+		de := refusedByRobots(c.Visit(s.URL + "/old"))
+		Expect(de.URL).To(HaveSuffix("/private/new"))
+		Expect(de.Decision.Line).To(Equal(2))
+		Expect(de.Decision.Rule).To(Equal("Disallow: /private"))
+		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/old"}))
+	})
+
+	It("is checked for HEAD requests too", func() {
+		s := newRobotsSite(serveRobots("User-agent: *\nDisallow: /private\n"))
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s.site))
+		refusedByRobots(c.Head(s.URL + "/private/file.pdf"))
+		Expect(c.Head(s.URL + "/public/file.pdf")).To(Succeed())
+		var methods []string
+		for _, h := range s.Hits() {
+			methods = append(methods, h.Method+" "+h.Path)
+		}
+		Expect(methods).To(Equal([]string{"GET /robots.txt", "HEAD /public/file.pdf"}))
+	})
+
+	Describe("after its lifetime", func() {
+		var (
+			s   *robotsSite
+			clk *robotsClock
+			c   *colly.Collector
+		)
+		BeforeEach(func() {
+			s = newRobotsSite(serveRobots("User-agent: *\nDisallow: /a\n", "Cache-Control", "max-age=7200"))
+			clk = &robotsClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+			c = robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{Now: clk.Now}), s.site))
+			c.AllowURLRevisit = true
+			refusedByRobots(c.Visit(s.URL + "/a"))
+			Expect(c.Visit(s.URL + "/b")).To(Succeed())
+		})
+
+		It("fetches it again, and a changed robots.txt changes the decisions", func() {
+			s.setAnswer(serveRobots("User-agent: *\nDisallow: /b\n"))
+			clk.Advance(119 * time.Minute)
+			refusedByRobots(c.Visit(s.URL + "/a")) // still the first file
+			clk.Advance(time.Minute)
+			Expect(c.Visit(s.URL + "/a")).To(Succeed())
+			refusedByRobots(c.Visit(s.URL + "/b"))
+			Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/b", "/robots.txt", "/a"}))
+		})
+
+		It("keeps the last good copy when the refresh answers 503", func() {
+			s.setAnswer(answerStatus(http.StatusServiceUnavailable))
+			clk.Advance(25 * time.Hour)
+			de := refusedByRobots(c.Visit(s.URL + "/a"))
+			Expect(de.Decision.Reason).To(ContainSubstring("RFC 9309 §2.4"))
+			Expect(c.Visit(s.URL + "/b")).To(Succeed())
+			paths := s.Paths()
+			Expect(paths[len(paths)-1]).To(Equal("/b"))
+			Expect(countPath(paths, "/a")).To(Equal(0))
+			Expect(countPath(paths, "/b")).To(Equal(2))
+		})
+	})
+})
