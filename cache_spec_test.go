@@ -1,0 +1,311 @@
+package etiquette_test
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/extensions"
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/backoff"
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/robots"
+)
+
+// cachedSite is a small site whose pages carry validators: some an ETag, some Last-Modified,
+// some both, answered with 304 when a conditional request matches. It counts the body bytes it
+// sends, and can be switched to answer 503.
+type cachedSite struct {
+	*site
+	mu        sync.Mutex
+	bodyBytes int64
+	failing   bool
+	pageCC    string // Cache-Control on pages; "" sends none
+}
+
+const cachedSitePages = 12
+
+var cachedSiteModified = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func newCachedSite() *cachedSite {
+	cs := &cachedSite{}
+	cs.site = newSite(func(w http.ResponseWriter, r *http.Request) {
+		cs.mu.Lock()
+		failing, cc := cs.failing, cs.pageCC
+		cs.mu.Unlock()
+		if failing && r.URL.Path != "/robots.txt" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		var body string
+		etag, lastMod := "", ""
+		switch {
+		case r.URL.Path == "/robots.txt":
+			body, etag = "User-agent: *\nAllow: /\n", `"robots-1"`
+		case r.URL.Path == "/":
+			var links strings.Builder
+			for i := range cachedSitePages {
+				fmt.Fprintf(&links, `<a href="/page/%d">page %d</a> `, i, i)
+			}
+			body, etag = "<html><body>"+links.String()+"</body></html>", `"index-1"`
+		case strings.HasPrefix(r.URL.Path, "/page/"):
+			n := strings.TrimPrefix(r.URL.Path, "/page/")
+			body = "<html><body><p>" + strings.Repeat("page "+n+" text. ", 400) + "</p></body></html>"
+			switch n[len(n)-1] % 3 {
+			case 0:
+				etag = `"p` + n + `"`
+			case 1:
+				lastMod = cachedSiteModified.Format(http.TimeFormat)
+			default:
+				etag, lastMod = `"p`+n+`"`, cachedSiteModified.Format(http.TimeFormat)
+			}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		if etag != "" {
+			w.Header().Set("ETag", etag)
+		}
+		if lastMod != "" {
+			w.Header().Set("Last-Modified", lastMod)
+		}
+		if cc != "" && r.URL.Path != "/robots.txt" {
+			w.Header().Set("Cache-Control", cc)
+		}
+		if (etag != "" && r.Header.Get("If-None-Match") == etag) ||
+			(etag == "" && lastMod != "" && r.Header.Get("If-Modified-Since") == lastMod) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		n, _ := io.WriteString(w, body)
+		cs.mu.Lock()
+		cs.bodyBytes += int64(n)
+		cs.mu.Unlock()
+	})
+	return cs
+}
+
+func (cs *cachedSite) sent() int64 {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.bodyBytes
+}
+
+func (cs *cachedSite) set(failing bool, pageCC string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.failing, cs.pageCC = failing, pageCC
+}
+
+// cacheRun is one "process": a fresh door with its own clock, robots keeper, event bus and a new
+// disk store opened on the shared cache directory.
+type cacheRun struct {
+	mu     sync.Mutex
+	events []events.Event
+	policy politeness.Policy
+}
+
+func newCacheRun(dir string, cs *cachedSite) *cacheRun {
+	store, err := cache.NewDiskStore(dir, cache.DiskOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	auth := map[string]float64{cs.budgetKey(): 50}
+	clock, err := hostclock.NewLocal(hostclock.Config{Rate: 3, Authorized: auth, Concurrency: 4,
+		// The 503 specs are about the cache, not how long the clock pauses the origin.
+		Backoff: func(backoff.Class, int, func() float64) time.Duration { return 10 * time.Millisecond },
+		Logger:  slog.New(slog.DiscardHandler)})
+	Expect(err).NotTo(HaveOccurred())
+	run := &cacheRun{}
+	bus := &events.Bus{}
+	bus.Subscribe(func(e events.Event) {
+		if e.Type == events.Response {
+			run.mu.Lock()
+			run.events = append(run.events, e)
+			run.mu.Unlock()
+		}
+	})
+	run.policy = politeness.Policy{Identity: exampleBot(), Clock: clock, Robots: robots.NewKeeper(robots.Options{}),
+		CacheStore: store, AuthorizedRates: auth, Rate: 50, Concurrency: 4, Events: bus,
+		Logger: slog.New(slog.DiscardHandler)}
+	return run
+}
+
+func (r *cacheRun) responses() []events.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]events.Event(nil), r.events...)
+}
+
+// crawl runs a Colly collector over the whole site and returns the bodies it received by path.
+func (r *cacheRun) crawl(cs *cachedSite) map[string]string {
+	c := colly.NewCollector()
+	Expect(extensions.Polite(c, r.policy)).To(Succeed())
+	var mu sync.Mutex
+	bodies := map[string]string{}
+	c.OnResponse(func(resp *colly.Response) {
+		mu.Lock()
+		bodies[resp.Request.URL.Path] = string(resp.Body)
+		mu.Unlock()
+	})
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		_ = e.Request.Visit(e.Attr("href"))
+	})
+	Expect(c.Visit(cs.URL + "/")).To(Succeed())
+	c.Wait()
+	return bodies
+}
+
+// get reads one URL through a door built from the run's policy.
+func (r *cacheRun) get(url string) (int, string) {
+	door, err := politeness.NewDoor(r.policy)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := door.Client().Get(url)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(b)
+}
+
+func (r *cacheRun) lastCache(url string) string {
+	ev := r.responses()
+	for i := len(ev) - 1; i >= 0; i-- {
+		if ev[i].URL == url {
+			return ev[i].Cache
+		}
+	}
+	return "none"
+}
+
+var _ = Describe("a site with ETags and Last-Modified, crawled twice with the same cache directory", func() {
+	var (
+		cs  *cachedSite
+		dir string
+	)
+	BeforeEach(func() {
+		cs = newCachedSite()
+		DeferCleanup(cs.Close)
+		dir = GinkgoT().TempDir()
+	})
+
+	It("answers the second crawl from the cache: every request fresh or revalidated, ≥95 % fewer body bytes, every revalidation conditional", func() {
+		first := newCacheRun(dir, cs).crawl(cs)
+		Expect(first).To(HaveLen(cachedSitePages + 1))
+		firstBytes, firstHits := cs.sent(), len(cs.Hits())
+
+		second := newCacheRun(dir, cs) // a new process: new door, collector, keeper, store handle
+		bodies := second.crawl(cs)
+		Expect(bodies).To(Equal(first), "the second crawl saw the same pages")
+
+		ev := second.responses()
+		Expect(ev).To(HaveLen(cachedSitePages + 2)) // robots.txt, the index, the pages
+		revalidated := 0
+		for _, e := range ev {
+			Expect(e.Cache).To(BeElementOf(cache.Fresh, cache.Revalidated), "%s was %q", e.URL, e.Cache)
+			if e.Cache == cache.Revalidated {
+				revalidated++
+			}
+		}
+		Expect(revalidated).To(BeNumerically(">", 0))
+
+		secondBytes := cs.sent() - firstBytes
+		GinkgoWriter.Printf("body bytes sent: first crawl %d, second crawl %d; %d of %d responses revalidated\n",
+			firstBytes, secondBytes, revalidated, len(ev))
+		Expect(float64(secondBytes)).To(BeNumerically("<=", 0.05*float64(firstBytes)),
+			"the site sent %d body bytes the second time, %d the first", secondBytes, firstBytes)
+
+		hits := cs.Hits()[firstHits:]
+		Expect(hits).To(HaveLen(revalidated), "only revalidations reached the site")
+		for _, h := range hits {
+			Expect(h.Header.Get("If-None-Match") != "" || h.Header.Get("If-Modified-Since") != "").To(BeTrue(),
+				"%s reached the site without a validator", h.Path)
+		}
+	})
+
+	It("keeps the stored copy through a 503 during revalidation, and the next read is still conditional", func() {
+		cs.set(false, "max-age=0")
+		page := cs.URL + "/page/0"
+		run := newCacheRun(dir, cs)
+		status, body := run.get(page)
+		Expect(status).To(Equal(http.StatusOK))
+		stored := body
+
+		cs.set(true, "max-age=0")
+		status, _ = run.get(page)
+		Expect(status).To(Equal(http.StatusServiceUnavailable), "no stale-if-error: the site's 503 is passed on")
+
+		cs.set(false, "max-age=0")
+		before := len(cs.Hits())
+		status, body = newCacheRun(dir, cs).get(page)
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(body).To(Equal(stored))
+		hits := cs.Hits()[before:]
+		Expect(hits).NotTo(BeEmpty())
+		Expect(hits[len(hits)-1].Header.Get("If-None-Match")).To(Equal(`"p0"`), "the validator survived the 503")
+	})
+
+	It("serves the stored copy as stale through a 503 when the page allows stale-if-error", func() {
+		cs.set(false, "max-age=0, stale-if-error=3600")
+		page := cs.URL + "/page/0"
+		run := newCacheRun(dir, cs)
+		_, stored := run.get(page)
+
+		cs.set(true, "max-age=0, stale-if-error=3600")
+		status, body := run.get(page)
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(body).To(Equal(stored))
+		Expect(run.lastCache(page)).To(Equal(cache.Stale))
+
+		cs.set(false, "max-age=0, stale-if-error=3600")
+		before := len(cs.Hits())
+		run.get(page)
+		Expect(run.lastCache(page)).To(Equal(cache.Revalidated))
+		Expect(cs.Hits()[before:][0].Header.Get("If-None-Match")).To(Equal(`"p0"`))
+	})
+
+	It("never serves a damaged cache entry: each is a miss and the site's own page arrives", func() {
+		first := newCacheRun(dir, cs).crawl(cs)
+		damaged := 0
+		Expect(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if damaged%2 == 0 {
+				b = b[:len(b)/2] // truncated, as after a crash
+			} else {
+				b[len(b)/3] ^= 0x20 // one flipped bit
+			}
+			damaged++
+			return os.WriteFile(p, b, 0o644)
+		})).To(Succeed())
+		Expect(damaged).To(BeNumerically(">=", cachedSitePages))
+
+		run := newCacheRun(dir, cs)
+		Expect(run.crawl(cs)).To(Equal(first), "every page arrived intact")
+		for _, e := range run.responses() {
+			Expect(e.Cache).To(Equal(cache.Miss), "%s was served as %q from a damaged entry", e.URL, e.Cache)
+		}
+
+		third := newCacheRun(dir, cs)
+		Expect(third.crawl(cs)).To(Equal(first))
+		for _, e := range third.responses() {
+			Expect(e.Cache).To(BeElementOf(cache.Fresh, cache.Revalidated), "the damaged entries were replaced")
+		}
+	})
+})
