@@ -33,7 +33,7 @@ func Host(u *url.URL) (string, error) {
 		return h, nil
 	}
 	a, err := idna.Lookup.ToASCII(h)
-	if err != nil {
+	if err != nil || a == "" {
 		// A host that IDNA rejects is still a host a server may answer to; key it lower-cased as is
 		// rather than refusing the request here (the transport will report a bad host itself).
 		return h, nil
@@ -42,6 +42,9 @@ func Host(u *url.URL) (string, error) {
 }
 
 func schemePort(u *url.URL) (scheme, port string, err error) {
+	if u == nil {
+		return "", "", ErrNoHost
+	}
 	scheme = strings.ToLower(u.Scheme)
 	switch scheme {
 	case "http":
