@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"slices"
@@ -209,11 +210,16 @@ type state struct {
 	factor     float64       // 1, or lower after 429s
 	floor      time.Duration // Crawl-delay
 	last       time.Time     // when the latest start was granted; zero before the first
+	tat        time.Time     // GCRA: the theoretical time of the next start
+	recent     []time.Time   // ring of the latest actual starts, oldest at next once filled
+	next       int
+	filled     bool
 	pauseUntil time.Time
 	pauseWhy   string
 	leases     map[*lease]struct{}
 	queue      []*waiter
-	headWhy    string // what the head of the queue waits for
+	headWhy    string    // what the head of the queue waits for
+	headSince  time.Time // since when the head of the queue has been first in line with a place free
 	fails      int    // consecutive failures
 	okRun      int    // consecutive successes since the rate last changed
 	gaveUp     *GiveUpError
@@ -243,29 +249,70 @@ func (l *Local) origin(key string) *state {
 	return s
 }
 
-// interval returns the spacing between starts and which rule sets it.
-func (s *state) interval(margin float64) (time.Duration, string) {
-	d, why := time.Duration(float64(time.Second)/(s.rate*s.factor)), ReasonRate
-	if s.floor > d {
-		d, why = s.floor, ReasonCrawlDelay
-	}
-	return time.Duration(float64(d) * (1 + margin)), why
+// maxWindow bounds the log of recent starts kept per origin (see earliest).
+const maxWindow = 64
+
+// rateInterval returns the spacing between starts the origin's current rate asks for, with the
+// margin.
+func (s *state) rateInterval(margin float64) time.Duration {
+	return time.Duration(float64(time.Duration(float64(time.Second)/(s.rate*s.factor))) * (1 + margin))
 }
 
 // earliest returns the first instant the next start may happen, ignoring concurrency, and the
-// rule that sets it (the stricter of the interval and the pause wins).
+// rule that sets it. The stricter of these wins:
+//   - the GCRA schedule (burst 1): the theoretical time of the next start, one interval after the
+//     previous theoretical time — so a start that a busy machine granted a little late does not
+//     push back every later one, and the rate achieved is the configured one;
+//   - the window: the K-th previous start (K = the rate rounded up, at most maxWindow) plus K
+//     nominal intervals (without the margin), measured on the actual starts, so that however late
+//     some starts were granted and the schedule catches up, no window of one second ever holds
+//     more than the rate. Only a start late by more than the margin (40 ms by default) pushes a
+//     later one back; the margin in the schedule stays free for the jitter on the way to the server;
+//   - half an interval after the previous actual start, so a late start is not followed by one
+//     right behind it;
+//   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);
+//   - the pause.
 func (s *state) earliest(margin float64) (time.Time, string) {
 	var t time.Time
 	why := ""
+	later := func(c time.Time, w string) {
+		if c.After(t) {
+			t, why = c, w
+		}
+	}
 	if !s.last.IsZero() {
-		var d time.Duration
-		d, why = s.interval(margin)
-		t = s.last.Add(d)
+		iv := s.rateInterval(margin)
+		later(s.tat, ReasonRate)
+		later(s.last.Add(iv/2), ReasonRate)
+		if k := len(s.recent); s.filled {
+			later(s.recent[s.next].Add(time.Duration(float64(k)*float64(time.Second)/(s.rate*s.factor))), ReasonRate)
+		}
+		if s.floor > 0 {
+			later(s.last.Add(time.Duration(float64(s.floor)*(1+margin))), ReasonCrawlDelay)
+		}
 	}
-	if s.pauseUntil.After(t) {
-		t, why = s.pauseUntil, s.pauseWhy
-	}
+	later(s.pauseUntil, s.pauseWhy)
 	return t, why
+}
+
+// retime puts the next theoretical start one interval of the current rate after the previous
+// start, when the rate changed. It requires l.mu held.
+func (s *state) retime(margin float64) {
+	if !s.last.IsZero() {
+		s.tat = s.last.Add(s.rateInterval(margin))
+	}
+}
+
+// started records a start granted at now that was due at sched (see grant). It requires l.mu held.
+func (s *state) started(now, sched time.Time, margin float64) {
+	s.tat = sched.Add(s.rateInterval(margin))
+	s.last = now
+	if s.recent == nil {
+		s.recent = make([]time.Time, min(maxWindow, max(1, int(math.Ceil(s.rate)))))
+	}
+	s.recent[s.next] = now
+	s.next = (s.next + 1) % len(s.recent)
+	s.filled = s.filled || s.next == 0
 }
 
 // check returns 0 when the head of s's queue may start at now; otherwise how long to wait (a timer
@@ -292,12 +339,28 @@ func (l *Local) check(s *state, now time.Time) (time.Duration, string) {
 func (l *Local) expire(s *state, now time.Time) {
 	for le := range s.leases {
 		if !now.Before(le.expires) {
+			s.freed(le.expires, l.cfg.Concurrency)
 			delete(s.leases, le)
 			s.st.Expired++
 			l.logger().Warn("hostclock: lease expired without Done; a response body was probably never closed",
 				"origin", s.key, "granted", le.grant.At, "ttl", l.cfg.LeaseTTL)
 		}
 	}
+}
+
+// freed notes that a place is freed at t: when every place was taken, the head of the queue has
+// been able to go only since t. It requires l.mu held and is called before the lease is removed.
+func (s *state) freed(t time.Time, concurrency int) {
+	if len(s.leases) >= concurrency {
+		s.headSince = later(s.headSince, t)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // notifyHead wakes the head of s's queue to re-check; it requires l.mu held.
@@ -319,7 +382,10 @@ func notifyAll(s *state) {
 	}
 }
 
-func (s *state) enqueue(w *waiter) {
+func (s *state) enqueue(w *waiter, now time.Time) {
+	if len(s.queue) == 0 {
+		s.headSince = now
+	}
 	if !w.robots {
 		s.queue = append(s.queue, w)
 		return
@@ -357,8 +423,8 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 		return nil, err
 	}
 	w := &waiter{wake: make(chan struct{}, 1), robots: k == kind.Robots}
-	s.enqueue(w)
 	start := tm.Now()
+	s.enqueue(w, start)
 	var spent map[string]time.Duration // per reason, allocated only when waiting
 	phaseAt, phaseWhy := start, ""
 	for {
@@ -417,8 +483,19 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 
 // grant hands the slot to w, the head of s's queue. It requires l.mu held and releases it.
 func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, spent map[string]time.Duration) *lease {
+	// The start was due when the rules first allowed it and the request was first in line with a
+	// place free. The next theoretical start counts from there, not from now: a start that a busy
+	// machine granted late does not push back every later one (the window rule in earliest still
+	// keeps the catching-up within the rate), and an idle origin does not bank the time it was
+	// idle as a burst.
+	due, _ := s.earliest(l.cfg.Margin)
+	due = later(due, s.headSince)
+	if due.IsZero() || due.After(now) {
+		due = now
+	}
 	s.queue = s.queue[1:]
-	s.last = now
+	s.headSince = now
+	s.started(now, due, l.cfg.Margin)
 	le := &lease{l: l, s: s, kind: k, expires: now.Add(l.cfg.LeaseTTL)}
 	le.grant = Grant{At: now}
 	if spent != nil { // it blocked at least once; otherwise the nanoseconds spent here are no wait
@@ -439,8 +516,8 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 	}
 	notifyHead(s)
 	l.mu.Unlock()
-	if le.grant.Wait > 0 {
-		l.logger().Debug("hostclock: waited", "origin", s.key, "kind", string(k), "reason", le.grant.Reason, "wait", le.grant.Wait)
+	if log := l.logger(); le.grant.Wait > 0 && log.Enabled(context.Background(), slog.LevelDebug) {
+		log.Debug("hostclock: waited", "origin", s.key, "kind", string(k), "reason", le.grant.Reason, "wait", le.grant.Wait)
 	}
 	return le
 }
@@ -472,7 +549,10 @@ func (l *Local) done(le *lease, o Outcome) {
 	now := l.cfg.Time.Now()
 	l.mu.Lock()
 	s := le.s
-	delete(s.leases, le) // a no-op when the lease expired; its outcome still counts
+	if _, held := s.leases[le]; held { // not held when it expired; its outcome still counts
+		s.freed(now, l.cfg.Concurrency)
+		delete(s.leases, le)
+	}
 	v := l.learn(s, o, now)
 	if v.pause != nil {
 		le.caused = v.pause
@@ -549,6 +629,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 			s.okRun++
 			if s.okRun >= l.cfg.RecoverAfter {
 				s.factor, s.okRun, v.recovered = min(1, s.factor*RecoverStep), 0, true
+				s.retime(l.cfg.Margin)
 				notifyHead(s)
 			}
 		}
@@ -561,6 +642,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 	s.okRun = 0
 	if o.Status == 429 {
 		s.factor = max(MinRateFactor, s.factor*PenaltyFactor)
+		s.retime(l.cfg.Margin)
 	}
 	if s.fails >= l.cfg.ErrorBudget {
 		last := fmt.Sprintf("status %d", o.Status)
