@@ -220,8 +220,8 @@ type state struct {
 	queue      []*waiter
 	headWhy    string    // what the head of the queue waits for
 	headSince  time.Time // since when the head of the queue has been first in line with a place free
-	fails      int    // consecutive failures
-	okRun      int    // consecutive successes since the rate last changed
+	fails      int       // consecutive failures
+	okRun      int       // consecutive successes since the rate last changed
 	gaveUp     *GiveUpError
 	st         OriginStats
 }
