@@ -28,6 +28,9 @@ func FuzzParseDecide(f *testing.F) {
 		var d1 Decision
 		if err == nil {
 			d1 = f1.Decide(token, u)
+			if lin := withoutIndex(f1).Decide(token, u); lin != d1 {
+				t.Fatalf("the prefix index changed the decision for %s: %+v vs %+v", u, d1, lin)
+			}
 			f1.CrawlDelay(token)
 			f1.Sitemaps(u)
 		}
@@ -157,5 +160,57 @@ func TestBadInput(t *testing.T) {
 	}
 	if f := Parse(huge); !f.Truncated || len(f.Groups) > MaxBytes/33+1 {
 		t.Errorf("a 50 MB body: truncated %v with %d groups; want only the first %d bytes read", f.Truncated, len(f.Groups), MaxBytes)
+	}
+}
+
+// withoutIndex returns a copy of f whose groups are decided by a linear scan.
+func withoutIndex(f *File) *File {
+	g := *f
+	g.Groups = append([]Group(nil), f.Groups...)
+	for i := range g.Groups {
+		g.Groups[i].byHead = nil
+	}
+	return &g
+}
+
+// TestIndexedGroupsDecideAsLinearScan: the prefix index of large groups changes speed only.
+func TestIndexedGroupsDecideAsLinearScan(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(32, 9309))
+	const alphabet = "ab/*$%2A?"
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(alphabet[rnd.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	for range 200 {
+		var b strings.Builder
+		b.WriteString("User-agent: FooBot\n")
+		for range indexThreshold + rnd.IntN(100) {
+			if rnd.IntN(2) == 0 {
+				b.WriteString("Allow: ")
+			} else {
+				b.WriteString("Disallow: ")
+			}
+			if rnd.IntN(5) > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString(word(rnd.IntN(6)) + "\n")
+		}
+		f := Parse([]byte(b.String()))
+		if f.Groups[0].byHead == nil {
+			t.Fatalf("a group of %d rules is not indexed", len(f.Groups[0].Rules))
+		}
+		lin := withoutIndex(f)
+		for range 50 {
+			u, err := url.Parse("http://h.example/" + strings.NewReplacer("%", "", "$", "", "*", "").Replace(word(rnd.IntN(8))))
+			if err != nil {
+				continue
+			}
+			if got, want := f.Decide("FooBot", u), lin.Decide("FooBot", u); got != want {
+				t.Fatalf("%s: indexed %+v, linear %+v, on\n%s", u, got, want, b.String())
+			}
+		}
 	}
 }

@@ -38,7 +38,7 @@ func (f *File) Decide(token string, u *url.URL) Decision {
 	var best *Rule
 	for _, gi := range groups {
 		r := f.Groups[gi].bestMatch(path)
-		if r != nil && (best == nil || r.priority > best.priority || r.priority == best.priority && r.Allow && !best.Allow) {
+		if r != nil && r.beats(best) {
 			best = r
 		}
 	}
@@ -189,20 +189,45 @@ func quoteToken(t string) string {
 }
 
 // bestMatch returns the group's matching rule with the highest priority (allow winning ties),
-// or nil. Rules are few per group in practice; a linear scan with cheap prefix tests is faster
-// than building an index for a file that is decided a handful of times per page.
+// or nil.
 func (g *Group) bestMatch(path string) *Rule {
 	var best *Rule
-	for i := range g.Rules {
-		r := &g.Rules[i]
-		if r.priority == 0 || best != nil && (r.priority < best.priority || r.priority == best.priority && (best.Allow || !r.Allow)) {
-			continue
+	consider := func(r *Rule) {
+		if r.priority == 0 || !r.beats(best) {
+			return
 		}
 		if r.match(path) {
 			best = r
 		}
 	}
+	if g.byHead != nil {
+		// Only rules whose text before the first wildcard is a prefix of path can match.
+		for n := 0; n <= len(path); n++ {
+			for _, i := range g.byHead[path[:n]] {
+				consider(&g.Rules[i])
+			}
+		}
+		return best
+	}
+	for i := range g.Rules {
+		consider(&g.Rules[i])
+	}
 	return best
+}
+
+// beats reports whether r takes precedence over other (nil: any rule does): more octets win,
+// allow wins a tie (RFC 9309 §2.2.2), and among equal rules the earlier line is reported, so
+// the deciding line does not depend on the order rules are looked at.
+func (r *Rule) beats(other *Rule) bool {
+	switch {
+	case other == nil:
+		return true
+	case r.priority != other.priority:
+		return r.priority > other.priority
+	case r.Allow != other.Allow:
+		return r.Allow
+	}
+	return r.Line < other.Line
 }
 
 // requestTarget is the URL's path and query as sent, RFC 9309 §2.2.2's "path": "/" when empty.

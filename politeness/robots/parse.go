@@ -66,7 +66,15 @@ type Group struct {
 	// Crawl-delay is not part of RFC 9309; it is widely published and honoured as a floor.
 	CrawlDelay    time.Duration
 	HasCrawlDelay bool
+
+	// byHead indexes the rules of a large group by the literal text before their first
+	// wildcard, so that deciding looks up the path's prefixes instead of testing every rule.
+	byHead map[string][]int32
 }
+
+// indexThreshold is the number of rules from which a group is indexed: below it a linear scan
+// of cheap prefix tests is faster than the lookups.
+const indexThreshold = 32
 
 // Rule is one allow or disallow line.
 type Rule struct {
@@ -285,6 +293,18 @@ func parseCrawlDelay(v string) (time.Duration, bool) {
 }
 
 func (f *File) buildIndex() {
+	for gi := range f.Groups {
+		g := &f.Groups[gi]
+		if len(g.Rules) < indexThreshold {
+			continue
+		}
+		g.byHead = make(map[string][]int32)
+		for ri, r := range g.Rules {
+			if r.priority > 0 {
+				g.byHead[r.segs[0]] = append(g.byHead[r.segs[0]], int32(ri))
+			}
+		}
+	}
 	for gi, g := range f.Groups {
 		for ai, a := range g.Agents {
 			if a == "" || containsFold(g.Agents[:ai], a) {
