@@ -485,7 +485,8 @@ func (t *Transport) keep(req *http.Request, resp *http.Response, reqTime, respTi
 
 // startPut writes the Vary index when the response varies and opens the body writer.
 func (t *Transport) startPut(req *http.Request, resp *http.Response, reqTime, respTime time.Time) BodyWriter {
-	e := &Entry{Status: resp.StatusCode, Header: storedHeader(resp.Header), RequestTime: reqTime, ResponseTime: respTime}
+	e := &Entry{Status: resp.StatusCode, Header: storedHeader(resp.Header), RequestTime: reqTime, ResponseTime: respTime,
+		Size: resp.ContentLength}
 	key := primaryKey(req.URL)
 	names, _ := varyFields(resp.Header)
 	if len(names) > 0 {
@@ -502,7 +503,9 @@ func (t *Transport) startPut(req *http.Request, resp *http.Response, reqTime, re
 	}
 	w, err := t.store.Put(key, e)
 	if err != nil {
-		t.log.Debug("cache: store write failed", "key", key, "err", err)
+		if !errors.Is(err, ErrTooLarge) {
+			t.log.Debug("cache: store write failed", "key", key, "err", err)
+		}
 		return nil
 	}
 	return w

@@ -608,3 +608,33 @@ func TestStaleWhileRevalidate(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestMemoryStoreBounds(t *testing.T) {
+	c := newClock()
+	srv := newOrigin(t, c, func(w http.ResponseWriter, r *http.Request) string {
+		w.Header().Set("Cache-Control", "max-age=600")
+		if r.URL.Path == "/big" {
+			return strings.Repeat("B", 2000)
+		}
+		return strings.Repeat("s", 500)
+	})
+	mem := cache.NewMemoryStore(4000) // a body may use a quarter: 1000 bytes
+	tr := cache.New(http.DefaultTransport, mem, cache.Options{Now: c.Now})
+	for range 2 {
+		if r := get(t, tr, srv.URL+"/big"); r.status != cache.Miss || len(r.body) != 2000 {
+			t.Fatalf("big body: %q, %d bytes; want a miss with the whole body every time", r.status, len(r.body))
+		}
+	}
+	for i := range 20 {
+		get(t, tr, fmt.Sprintf("%s/small/%d", srv.URL, i))
+	}
+	if n := mem.Len(); n == 0 || n >= 20 {
+		t.Errorf("the 4000-byte store holds %d of 20 500-byte bodies; want some, not all", n)
+	}
+	if r := get(t, tr, srv.URL+"/small/19"); r.status != cache.Fresh {
+		t.Errorf("the most recent body was evicted: %q", r.status)
+	}
+	if r := get(t, tr, srv.URL+"/small/0"); r.status != cache.Miss {
+		t.Errorf("the oldest body survived: %q", r.status)
+	}
+}

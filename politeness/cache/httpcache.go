@@ -44,6 +44,10 @@ func (s *httpcacheStore) Get(key string) (*Entry, io.ReadCloser, error) {
 }
 
 func (s *httpcacheStore) Put(key string, e *Entry) (BodyWriter, error) {
+	if e.Size > s.max {
+		s.c.Delete(key)
+		return nil, fmt.Errorf("%w: %d bytes, the adapter keeps at most %d per body", ErrTooLarge, e.Size, s.max)
+	}
 	return &httpcacheWriter{s: s, key: key, e: e.clone()}, nil
 }
 

@@ -65,6 +65,10 @@ func (m *MemoryStore) Get(key string) (*Entry, io.ReadCloser, error) {
 
 // Put implements [Store].
 func (m *MemoryStore) Put(key string, e *Entry) (BodyWriter, error) {
+	if e.Size > m.maxEntry {
+		m.Delete(key)
+		return nil, fmt.Errorf("%w: %d bytes, the memory store keeps at most %d per body", ErrTooLarge, e.Size, m.maxEntry)
+	}
 	return &memWriter{m: m, key: key, e: e.clone()}, nil
 }
 

@@ -25,7 +25,8 @@ type Store interface {
 	Get(key string) (*Entry, io.ReadCloser, error)
 	// Put starts storing e under key. The caller writes the body into the returned writer and
 	// then calls Commit, which makes the entry visible at once (readers see the old entry or the
-	// new one, never part of one), or Abort, which discards it.
+	// new one, never part of one), or Abort, which discards it. A store that cannot hold a body
+	// of e.Size bytes returns an error wrapping [ErrTooLarge] and drops what it held under key.
 	Put(key string, e *Entry) (BodyWriter, error)
 	// Delete removes key; deleting an absent key is not an error.
 	Delete(key string) error
@@ -63,7 +64,9 @@ type Entry struct {
 	// entry; they drive the age calculation of RFC 9111 §4.2.3.
 	RequestTime  time.Time `json:"request_time"`
 	ResponseTime time.Time `json:"response_time"`
-	// Size is the body length in bytes, set by the store when the body is committed.
+	// Size is the body length in bytes, set by the store when the body is committed. The entry
+	// given to Put carries the length the response announced (-1 when unknown), so a store with
+	// a size limit can refuse a body before buffering any of it.
 	Size int64 `json:"size"`
 }
 
