@@ -23,6 +23,7 @@ const (
 	DefaultMaxTTL           = 24 * time.Hour // RFC 9309 §2.4: a cached copy SHOULD NOT be used for more than 24 h
 	DefaultFetchTimeout     = 30 * time.Second
 	DefaultRetryFailedAfter = 30 * time.Second
+	DefaultMaxOrigins       = 10000
 )
 
 // drainLimit is how much of an unread body is read before closing, so a slightly long answer
@@ -61,6 +62,11 @@ type Options struct {
 	// RetryFailedAfter is how long a failed fetch's outcome (complete disallow, or the last
 	// good copy) is kept before the next attempt. 0 means 30 s.
 	RetryFailedAfter time.Duration
+	// MaxOrigins bounds the origins held, so a process-wide keeper on a broad crawl does not
+	// grow without end; 0 means DefaultMaxOrigins. Beyond it, expired entries are dropped
+	// first, then any. A dropped origin is fetched again when next needed; if that fetch fails
+	// it is disallowed (its last good copy is gone), which errs on the polite side.
+	MaxOrigins int
 }
 
 // Keeper fetches, caches and refreshes robots.txt per origin (scheme, host and port: RFC 9309
@@ -203,8 +209,35 @@ func (k *Keeper) refresh(ctx context.Context, key string, fetch Fetch) *Entry {
 		k.entries = make(map[string]*Entry)
 	}
 	k.entries[key] = e
+	k.evict(key, now)
 	k.mu.Unlock()
 	return e
+}
+
+// evict keeps the number of origins within MaxOrigins, sparing keep. Requires k.mu held.
+func (k *Keeper) evict(keep string, now time.Time) {
+	limit := k.opts.MaxOrigins
+	if limit <= 0 {
+		limit = DefaultMaxOrigins
+	}
+	if len(k.entries) <= limit {
+		return
+	}
+	for key, e := range k.entries {
+		if key != keep && !now.Before(e.Expires) {
+			delete(k.entries, key)
+		}
+	}
+	// Still full of fresh entries: drop some at random, down to 90 %, so that the next
+	// insertions do not each pay for a sweep.
+	for key := range k.entries {
+		if len(k.entries) <= limit*9/10 {
+			break
+		}
+		if key != keep {
+			delete(k.entries, key)
+		}
+	}
 }
 
 func (k *Keeper) clamp(ttl time.Duration) time.Duration {

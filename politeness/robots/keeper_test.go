@@ -478,3 +478,43 @@ func TestDisallowedError(t *testing.T) {
 		}
 	}
 }
+
+func TestKeeperBoundsItsOrigins(t *testing.T) {
+	clk := newFakeClock()
+	k := NewKeeper(Options{Now: clk.Now, MaxOrigins: 10})
+	fetch := func(ctx context.Context, u string) (*http.Response, error) {
+		return &http.Response{StatusCode: 404, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}}, nil
+	}
+	lookup := func(i int) *Entry {
+		e, err := k.Lookup(context.Background(), mustURL(t, fmt.Sprintf("https://h%d.example/", i)), fetch)
+		if err != nil {
+			t.Fatalf("Lookup: %v", err)
+		}
+		return e
+	}
+	for i := range 10 {
+		lookup(i)
+	}
+	clk.Advance(25 * time.Hour) // the first ten are expired now
+	for i := 10; i < 15; i++ {
+		lookup(i)
+	}
+	k.mu.Lock()
+	n := len(k.entries)
+	k.mu.Unlock()
+	if n != 5 {
+		t.Errorf("held %d origins after expiry, want the 5 fresh ones", n)
+	}
+	for i := 15; i < 40; i++ {
+		lookup(i)
+	}
+	k.mu.Lock()
+	n = len(k.entries)
+	k.mu.Unlock()
+	if n > 10 {
+		t.Errorf("held %d origins, want at most 10", n)
+	}
+	if _, ok := k.Cached(mustURL(t, "https://h39.example/")); !ok {
+		t.Errorf("the origin just fetched was evicted")
+	}
+}
