@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
@@ -95,6 +96,9 @@ type Options struct {
 	AlwaysRevalidate []kind.Kind
 	// Logger receives store errors and removed corrupt entries at debug/warn level; nil discards.
 	Logger *slog.Logger
+	// Events receives a Notice (Reason "cache-corrupt") for each damaged entry the store removed;
+	// nil discards.
+	Events events.Sink
 }
 
 // Stats counts what a [Transport] did since it was created.
@@ -103,6 +107,8 @@ type Stats struct {
 	// BytesSaved is the size of the stored bodies served instead of being transferred again
 	// (fresh, revalidated and stale responses).
 	BytesSaved int64
+	// Corrupt counts damaged entries found (each was removed and counted as a miss).
+	Corrupt int64
 }
 
 // Transport is the caching [http.RoundTripper]. Create one with [New] or [NewTransport]; it is
@@ -113,8 +119,8 @@ type Transport struct {
 	o     Options
 	log   *slog.Logger
 
-	miss, fresh, revalidated, stale, saved atomic.Int64
-	inflight                               sync.Map // keys under background revalidation
+	miss, fresh, revalidated, stale, saved, corrupt atomic.Int64
+	inflight                                        sync.Map // keys under background revalidation
 }
 
 // NewTransport returns a cache in front of next (nil means http.DefaultTransport) keeping its
@@ -149,13 +155,16 @@ func New(next http.RoundTripper, store Store, o Options) *Transport {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Events == nil {
+		o.Events = events.Discard
+	}
 	return &Transport{next: next, store: store, o: o, log: o.Logger}
 }
 
 // Stats returns the counters so far.
 func (t *Transport) Stats() Stats {
 	return Stats{Miss: t.miss.Load(), Fresh: t.fresh.Load(), Revalidated: t.revalidated.Load(),
-		Stale: t.stale.Load(), BytesSaved: t.saved.Load()}
+		Stale: t.stale.Load(), BytesSaved: t.saved.Load(), Corrupt: t.corrupt.Load()}
 }
 
 // Store returns the store the transport keeps responses in.
@@ -323,7 +332,7 @@ func (t *Transport) lookup(req *http.Request) (string, *Entry, io.ReadCloser) {
 	key := primaryKey(req.URL)
 	e, body, err := t.store.Get(key)
 	if err != nil {
-		t.logGetError(key, err)
+		t.logGetError(req, key, err)
 		return key, nil, nil
 	}
 	if e.Status == 0 {
@@ -331,7 +340,7 @@ func (t *Transport) lookup(req *http.Request) (string, *Entry, io.ReadCloser) {
 		names, _ := varyFields(e.Header)
 		key = variantKey(key, e.Variant, names, req.Header)
 		if e, body, err = t.store.Get(key); err != nil {
-			t.logGetError(key, err)
+			t.logGetError(req, key, err)
 			return key, nil, nil
 		}
 	}
@@ -349,11 +358,14 @@ func (t *Transport) lookup(req *http.Request) (string, *Entry, io.ReadCloser) {
 	return key, e, body
 }
 
-func (t *Transport) logGetError(key string, err error) {
+func (t *Transport) logGetError(req *http.Request, key string, err error) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case errors.Is(err, ErrCorrupt):
-		t.log.Warn("cache: corrupt entry treated as a miss", "key", key, "err", err)
+		t.corrupt.Add(1)
+		t.log.Warn("cache: corrupt entry removed, treated as a miss", "url", req.URL.String(), "err", err)
+		t.o.Events.Emit(events.Event{Type: events.Notice, URL: req.URL.String(), Kind: kind.Of(req),
+			Method: req.Method, Reason: "cache-corrupt", Detail: err.Error()})
 	default:
 		t.log.Debug("cache: store read failed, treated as a miss", "key", key, "err", err)
 	}

@@ -99,6 +99,9 @@ func TestDiskCorruptEntryIsAMissAndReplaced(t *testing.T) {
 			if n := len(srv.requests()); n != 2 {
 				t.Errorf("origin saw %d requests, want 2", n)
 			}
+			if n := tr.Stats().Corrupt; n != 1 {
+				t.Errorf("Stats().Corrupt = %d, want 1", n)
+			}
 		})
 	}
 }
