@@ -75,8 +75,9 @@ type Options struct {
 	HeuristicFraction float64
 	// HeuristicMax caps heuristic freshness; 0 means 24 hours.
 	HeuristicMax time.Duration
-	// MinRevisit is the crawler's minimum revisit interval: a stored response younger than this
-	// is served (as [Stale] once past its freshness) instead of asking the origin again, unless
+	// MinRevisit is the crawler's minimum revisit interval: a stored response received (or
+	// revalidated) less than this long ago is served (as [Stale] once past its freshness)
+	// instead of asking the origin again, unless
 	// the response says must-revalidate or no-cache, the request says no-cache, or its kind is
 	// always revalidated. 0 turns the policy off.
 	MinRevisit time.Duration
@@ -225,7 +226,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 					return t.serve(req, e, body, Stale, now), nil
 				}
 			}
-			if t.o.MinRevisit > 0 && age < t.o.MinRevisit {
+			// Measured from when this cache last heard from the origin, not from the response's
+			// age: the policy limits how often the crawler asks, whatever a CDN's Age says.
+			if t.o.MinRevisit > 0 && now.Sub(e.ResponseTime) < t.o.MinRevisit {
 				return t.serve(req, e, body, Stale, now), nil
 			}
 		}

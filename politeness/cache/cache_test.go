@@ -413,9 +413,13 @@ func TestMinRevisit(t *testing.T) {
 			w.WriteHeader(http.StatusNotModified)
 			return ""
 		}
-		if r.URL.Path == "/strict" {
+		switch r.URL.Path {
+		case "/strict":
 			w.Header().Set("Cache-Control", "max-age=0, must-revalidate")
-		} else {
+		case "/cdn":
+			w.Header().Set("Cache-Control", "max-age=0")
+			w.Header().Set("Age", "7200") // old at a CDN, but this crawler asked just now
+		default:
 			w.Header().Set("Cache-Control", "max-age=0")
 		}
 		return "m"
@@ -429,6 +433,7 @@ func TestMinRevisit(t *testing.T) {
 	}{
 		{"/page", kind.HTML, 30 * time.Minute, cache.Stale},
 		{"/page2", kind.HTML, 61 * time.Minute, cache.Revalidated},
+		{"/cdn", kind.HTML, 30 * time.Minute, cache.Stale},
 		{"/strict", kind.HTML, time.Minute, cache.Revalidated},
 		{"/robots.txt", kind.Robots, time.Minute, cache.Revalidated},
 	} {
