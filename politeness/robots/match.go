@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,7 +33,7 @@ func (f *File) Decide(token string, u *url.URL) Decision {
 	}
 	groups, name := f.groupsFor(token)
 	if groups == nil {
-		return Decision{Allowed: true, Reason: "no group for " + quoteToken(token) + " and no * group: nothing is restricted (RFC 9309 §2.2.1)"}
+		return Decision{Allowed: true, Reason: "no group names this product token and there is no * group: nothing is restricted (RFC 9309 §2.2.1)"}
 	}
 	path := normalize(target)
 	var best *Rule
@@ -43,16 +44,35 @@ func (f *File) Decide(token string, u *url.URL) Decision {
 		}
 	}
 	if best == nil {
-		return Decision{Allowed: true, Group: name, Reason: "no rule in the group for " + name + " matches: allowed (RFC 9309 §2.2.2)"}
+		reason := "no rule of the group for this product token matches: allowed (RFC 9309 §2.2.2)"
+		if name == "*" {
+			reason = "no rule of the * group matches: allowed (RFC 9309 §2.2.2)"
+		}
+		return Decision{Allowed: true, Group: name, Reason: reason}
 	}
-	d := Decision{Allowed: best.Allow, Line: best.Line, Rule: best.Text, Group: name}
+	return Decision{Allowed: best.Allow, Line: best.Line, Rule: best.Text, Group: name, Reason: f.reason(best)}
+}
+
+// reason is the Decision.Reason of a deciding rule, built once per rule and kept, so that
+// deciding allocates nothing for it.
+func (f *File) reason(r *Rule) string {
+	var slot *atomic.Pointer[string]
+	if int(r.id) < len(f.reasons) {
+		slot = &f.reasons[r.id]
+		if s := slot.Load(); s != nil {
+			return *s
+		}
+	}
 	verb := "disallows"
-	if best.Allow {
+	if r.Allow {
 		verb = "allows"
 	}
-	d.Reason = "line " + strconv.Itoa(best.Line) + " " + strconv.Quote(shorten(best.Text)) + " " + verb +
-		": the longest match in the group for " + name + " (RFC 9309 §2.2.2)"
-	return d
+	s := "line " + strconv.Itoa(r.Line) + " " + strconv.Quote(shorten(r.Text)) + " " + verb +
+		": the longest match in the group (RFC 9309 §2.2.2)"
+	if slot != nil {
+		slot.Store(&s)
+	}
+	return s
 }
 
 // CrawlDelay returns the Crawl-delay of the group that applies to token (chosen as in
@@ -192,25 +212,21 @@ func quoteToken(t string) string {
 // or nil.
 func (g *Group) bestMatch(path string) *Rule {
 	var best *Rule
-	consider := func(r *Rule) {
-		if r.priority == 0 || !r.beats(best) {
-			return
-		}
-		if r.match(path) {
-			best = r
-		}
-	}
 	if g.byHead != nil {
 		// Only rules whose text before the first wildcard is a prefix of path can match.
 		for n := 0; n <= len(path); n++ {
 			for _, i := range g.byHead[path[:n]] {
-				consider(&g.Rules[i])
+				if r := &g.Rules[i]; r.beats(best) && r.match(path) {
+					best = r
+				}
 			}
 		}
 		return best
 	}
 	for i := range g.Rules {
-		consider(&g.Rules[i])
+		if r := &g.Rules[i]; r.priority > 0 && r.beats(best) && r.match(path) {
+			best = r
+		}
 	}
 	return best
 }

@@ -14,6 +14,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,8 +42,9 @@ type File struct {
 	// Truncated reports that the body was longer than [MaxBytes] and the rest was ignored.
 	Truncated bool
 
-	index map[string][]int // lower-cased product token → indices into Groups
-	star  []int            // groups for "*"
+	index   map[string][]int         // lower-cased product token → indices into Groups
+	star    []int                    // groups for "*"
+	reasons []atomic.Pointer[string] // Decision.Reason per rule id, built on first use
 }
 
 // Line is one line of the file, for diagnostics.
@@ -84,6 +86,7 @@ type Rule struct {
 	Line    int    // 1-based line number
 	Text    string // the whole line as written
 
+	id       int32    // index into File.reasons
 	segs     []string // normalised literal pieces between '*' wildcards
 	anchored bool     // the pattern ended in '$'
 	priority int      // octets of the normalised pattern, '*' and '$' counted as one each
@@ -163,7 +166,7 @@ func Parse(body []byte) *File {
 		cur      = -1 // index of the group being built
 		inAgents bool // the last user-agent/rule line was a user-agent line
 	)
-	lineNo := 0
+	lineNo, rules := 0, 0
 	for pos := start; pos < len(text); {
 		end := pos
 		for end < len(text) && text[end] != '\n' && text[end] != '\r' {
@@ -207,7 +210,10 @@ func Parse(body []byte) *File {
 				f.Ignored = append(f.Ignored, line)
 				continue
 			}
-			f.Groups[cur].Rules = append(f.Groups[cur].Rules, newRule(keyOf(k) == keyAllow, value, lineNo, line.Text))
+			r := newRule(keyOf(k) == keyAllow, value, lineNo, line.Text)
+			r.id = int32(rules)
+			rules++
+			f.Groups[cur].Rules = append(f.Groups[cur].Rules, r)
 			inAgents = false
 		case keyCrawlDelay:
 			d, ok := parseCrawlDelay(value)
@@ -226,6 +232,7 @@ func Parse(body []byte) *File {
 			}
 		}
 	}
+	f.reasons = make([]atomic.Pointer[string], rules)
 	f.buildIndex()
 	return f
 }
