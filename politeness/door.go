@@ -49,6 +49,7 @@ type Door struct {
 	clock   hostclock.Clock
 	keeper  *robots.Keeper
 	jar     *cookies.Jar
+	cache   *cache.Transport // nil with NoCache
 	bus     *events.Bus
 	stats   *Stats
 	robotsC *http.Client // the gate's client for robots.txt: ≤5 redirects, no jar, enters at top
@@ -111,9 +112,14 @@ func NewDoor(p Policy) (*Door, error) {
 	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
 	var rt http.RoundTripper = base
 	rt = hostclock.Layer(rt, d.clock, hostclock.LayerOptions{Timeout: p.timeout(), Sink: d.bus})
-	rt = backoff.Layer(rt, d.clock, backoff.Options{Sink: d.bus})
+	rt = backoff.Layer(rt, d.clock, backoff.Options{Sink: d.bus, Logger: logger})
 	if !p.NoCache {
-		rt = cache.NewTransport(rt, p.CacheStore)
+		store, err := p.cacheStore(logger)
+		if err != nil {
+			return nil, err
+		}
+		d.cache = cache.New(rt, store, cache.Options{Logger: logger, Events: d.bus, MinRevisit: p.MinRevisit})
+		rt = d.cache
 	}
 	rt = cookieLayer(rt, d.jar, d.bus)
 	rt = robotsGate(rt, d)
@@ -157,7 +163,13 @@ func (d *Door) Client() *http.Client {
 func (d *Door) Events() *events.Bus { return d.bus }
 
 // Stats returns a snapshot of what the door did so far.
-func (d *Door) Stats() StatsSnapshot { return d.stats.snapshot() }
+func (d *Door) Stats() StatsSnapshot {
+	s := d.stats.snapshot()
+	if d.cache != nil {
+		s.CacheBytesSaved = d.cache.Stats().BytesSaved
+	}
+	return s
+}
 
 // Policy returns the policy the door was built from.
 func (d *Door) Policy() Policy { return d.policy }

@@ -1,6 +1,7 @@
 package politeness
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -53,10 +54,17 @@ type Policy struct {
 	// waiting for a turn never times a request out; 0 means 30 s.
 	Timeout time.Duration
 
-	// CacheStore holds cached responses; nil means a bounded in-memory store. Ignored when NoCache.
+	// CacheStore holds cached responses. nil means, for a Crawl, a disk store in the user cache
+	// directory (cache.DefaultDir; a bounded in-memory store when there is none), and for a
+	// UserTriggered fetch a bounded in-memory store: nothing of a person's fetch outlives the
+	// session. Ignored when NoCache.
 	CacheStore cache.Store
 	// NoCache turns the cache layer off: every read goes to the site.
 	NoCache bool
+	// MinRevisit is the least time between two reads of one URL from the site: a re-read sooner
+	// than that is answered from the cache even when the stored copy is stale. 0: RFC 9111 alone
+	// decides. robots.txt, sitemaps, llms.txt and feeds are always revalidated.
+	MinRevisit time.Duration
 
 	// Cookies declares the purpose that needs cookies; nil (the default) means stateless: no
 	// Cookie header is ever sent and no Set-Cookie is ever kept.
@@ -148,4 +156,24 @@ func (p Policy) agent() string {
 		return p.Identity.UserTriggeredAgent()
 	}
 	return p.Identity.UserAgent()
+}
+
+// cacheStore returns the store the door caches in (see Policy.CacheStore).
+func (p Policy) cacheStore(logger *slog.Logger) (cache.Store, error) {
+	if p.CacheStore != nil {
+		return p.CacheStore, nil
+	}
+	if p.Mode == UserTriggered {
+		return cache.NewMemoryStore(0), nil
+	}
+	dir, err := cache.DefaultDir()
+	if err != nil {
+		logger.Warn("etiquette: no user cache directory; caching in memory for this process", "err", err)
+		return cache.NewMemoryStore(0), nil
+	}
+	store, err := cache.NewDiskStore(dir, cache.DiskOptions{Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("etiquette: opening the cache in %s (set Policy.CacheStore or NoCache): %w", dir, err)
+	}
+	return store, nil
 }

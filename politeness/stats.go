@@ -29,6 +29,8 @@ type StatsSnapshot struct {
 	Retries   int
 	Truncated int
 	Bytes     int64
+	// CacheBytesSaved counts the body bytes the cache served that the site did not have to send.
+	CacheBytesSaved int64
 	// CookiesRefused counts the cookies not kept, by category (analytics, consent, unknown, …).
 	// Without a cookie purpose every cookie a site sets is refused and counted here.
 	CookiesRefused map[string]int

@@ -373,7 +373,7 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, interrupted bool) {
 	}
 	fmt.Fprintf(o.stderr, "etiquette: %d URLs decided, %d responses, %d bytes\n", o.lines, s.Responses, s.Bytes)
 	fmt.Fprintf(o.stderr, "  refused: %s\n", counts(o.refusals))
-	fmt.Fprintf(o.stderr, "  cache:   %s\n", counts(s.Cache))
+	fmt.Fprintf(o.stderr, "  cache:   %s; %d body bytes the site did not send\n", counts(s.Cache), s.CacheBytesSaved)
 	fmt.Fprintf(o.stderr, "  waits:   %s; pauses %d; retries %d\n", counts(s.Waits), s.Pauses, s.Retries)
 	fmt.Fprintf(o.stderr, "  cookies refused: %s\n", counts(s.CookiesRefused))
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness"
-	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
@@ -43,7 +42,8 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	door, err := politeness.NewDoor(politeness.Policy{Identity: id, Mode: politeness.UserTriggered, CacheStore: cache.Store(nil)})
+	// A person's fetch keeps nothing past the run: an in-memory cache (the default for this mode).
+	door, err := politeness.NewDoor(politeness.Policy{Identity: id, Mode: politeness.UserTriggered})
 	if err != nil {
 		return exitUsage, err
 	}

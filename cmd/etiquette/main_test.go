@@ -342,3 +342,68 @@ func TestFetchUserTriggered(t *testing.T) {
 		}
 	}
 }
+
+func TestCrawlTwiceFromTheCache(t *testing.T) {
+	var mu sync.Mutex
+	bodyRequests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		mu.Lock()
+		bodyRequests++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+		case "/":
+			w.Header().Set("Cache-Control", "max-age=3600")
+			fmt.Fprint(w, `<a href="/a">a</a>`)
+		default:
+			w.Header().Set("Cache-Control", "no-cache")
+			fmt.Fprint(w, "<p>leaf</p>")
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	args := append(append([]string{"crawl", "--cache-dir", dir}, identityArgs...), srv.URL+"/")
+	if code, _, errOut := runCLI(t, nil, args...); code != exitOK {
+		t.Fatalf("first crawl: exit %d: %s", code, errOut)
+	}
+	mu.Lock()
+	first := bodyRequests
+	mu.Unlock()
+	code, out, errOut := runCLI(t, nil, args...)
+	if code != exitOK {
+		t.Fatalf("second crawl: exit %d: %s", code, errOut)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if first != 3 || bodyRequests != first {
+		t.Errorf("the site sent %d bodies in the first crawl (want 3) and %d more in the second (want 0)", first, bodyRequests-first)
+	}
+	// robots.txt is not in the list: this process's robots keeper still holds it from the first
+	// crawl (a second process would revalidate it).
+	want := map[string]string{srv.URL + "/": "fresh", srv.URL + "/a": "revalidated"}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := want[l.URL]; ok {
+			if l.Cache != w {
+				t.Errorf("%s: cache %q, want %q", l.URL, l.Cache, w)
+			}
+			if l.Status != 200 {
+				t.Errorf("%s: status %d, want 200 as the caller sees it", l.URL, l.Status)
+			}
+			delete(want, l.URL)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("no line for %v", want)
+	}
+}
