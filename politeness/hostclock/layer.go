@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
@@ -83,8 +84,10 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := req.Context(), context.CancelFunc(func() {})
 	if t.o.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, t.o.Timeout)
-		req = req.WithContext(ctx)
 	}
+	// The clock counts the origin's window from when the request actually left.
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { lease.Sent() }})
+	req = req.WithContext(ctx)
 	finish := func(out Outcome) {
 		cancel()
 		lease.Done(out)

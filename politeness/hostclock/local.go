@@ -211,9 +211,8 @@ type state struct {
 	floor      time.Duration // Crawl-delay
 	last       time.Time     // when the latest start was granted; zero before the first
 	tat        time.Time     // GCRA: the theoretical time of the next start
-	recent     []time.Time   // ring of the latest actual starts, oldest at next once filled
-	next       int
-	filled     bool
+	recent     []time.Time   // ring of the latest actual starts (sent, else granted), by sequence
+	count      int64         // starts granted so far: the sequence number of the next one
 	pauseUntil time.Time
 	pauseWhy   string
 	leases     map[*lease]struct{}
@@ -264,10 +263,11 @@ func (s *state) rateInterval(margin float64) time.Duration {
 //     previous theoretical time — so a start that a busy machine granted a little late does not
 //     push back every later one, and the rate achieved is the configured one;
 //   - the window: the K-th previous start (K = the rate rounded up, at most maxWindow) plus K
-//     nominal intervals (without the margin), measured on the actual starts, so that however late
-//     some starts were granted and the schedule catches up, no window of one second ever holds
-//     more than the rate. Only a start late by more than the margin (40 ms by default) pushes a
-//     later one back; the margin in the schedule stays free for the jitter on the way to the server;
+//     intervals with half the margin, counted from when those requests actually left (Lease.Sent,
+//     else the grant), so that however late some starts were granted or sent, and however the
+//     schedule catches up, no window of one second holds more than the rate, with 20 ms to spare
+//     (by default) for the way from the connection to the server's log. Only a start late by more
+//     than that pushes a later one back;
 //   - half an interval after the previous actual start, so a late start is not followed by one
 //     right behind it;
 //   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);
@@ -284,8 +284,9 @@ func (s *state) earliest(margin float64) (time.Time, string) {
 		iv := s.rateInterval(margin)
 		later(s.tat, ReasonRate)
 		later(s.last.Add(iv/2), ReasonRate)
-		if k := len(s.recent); s.filled {
-			later(s.recent[s.next].Add(time.Duration(float64(k)*float64(time.Second)/(s.rate*s.factor))), ReasonRate)
+		if k := len(s.recent); s.count >= int64(k) {
+			w := float64(k) * float64(time.Second) / (s.rate * s.factor) * (1 + margin/2)
+			later(s.recent[s.count%int64(k)].Add(time.Duration(w)), ReasonRate)
 		}
 		if s.floor > 0 {
 			later(s.last.Add(time.Duration(float64(s.floor)*(1+margin))), ReasonCrawlDelay)
@@ -303,16 +304,32 @@ func (s *state) retime(margin float64) {
 	}
 }
 
-// started records a start granted at now that was due at sched (see grant). It requires l.mu held.
-func (s *state) started(now, sched time.Time, margin float64) {
+// started records a start granted at now that was due at sched (see grant) and returns its
+// sequence number. It requires l.mu held.
+func (s *state) started(now, sched time.Time, margin float64) int64 {
 	s.tat = sched.Add(s.rateInterval(margin))
 	s.last = now
 	if s.recent == nil {
 		s.recent = make([]time.Time, min(maxWindow, max(1, int(math.Ceil(s.rate)))))
 	}
-	s.recent[s.next] = now
-	s.next = (s.next + 1) % len(s.recent)
-	s.filled = s.filled || s.next == 0
+	seq := s.count
+	s.recent[seq%int64(len(s.recent))] = now
+	s.count++
+	return seq
+}
+
+// sent moves the recorded start of request seq to at, when at is later and the entry has not
+// been overwritten since. It requires l.mu held.
+func (s *state) sent(seq int64, at time.Time) {
+	if s.count-seq > int64(len(s.recent)) {
+		return
+	}
+	if i := seq % int64(len(s.recent)); at.After(s.recent[i]) {
+		s.recent[i] = at
+	}
+	if seq == s.count-1 && at.After(s.last) {
+		s.last = at
+	}
 }
 
 // check returns 0 when the head of s's queue may start at now; otherwise how long to wait (a timer
@@ -495,8 +512,8 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 	}
 	s.queue = s.queue[1:]
 	s.headSince = now
-	s.started(now, due, l.cfg.Margin)
-	le := &lease{l: l, s: s, kind: k, expires: now.Add(l.cfg.LeaseTTL)}
+	seq := s.started(now, due, l.cfg.Margin)
+	le := &lease{l: l, s: s, seq: seq, kind: k, expires: now.Add(l.cfg.LeaseTTL)}
 	le.grant = Grant{At: now}
 	if spent != nil { // it blocked at least once; otherwise the nanoseconds spent here are no wait
 		le.grant.Wait = now.Sub(start)
@@ -525,6 +542,7 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 type lease struct {
 	l       *Local
 	s       *state
+	seq     int64
 	kind    kind.Kind
 	grant   Grant
 	expires time.Time
@@ -533,6 +551,13 @@ type lease struct {
 }
 
 func (le *lease) Grant() Grant { return le.grant }
+
+func (le *lease) Sent() {
+	now := le.l.cfg.Time.Now()
+	le.l.mu.Lock()
+	le.s.sent(le.seq, now)
+	le.l.mu.Unlock()
+}
 
 func (le *lease) Done(o Outcome) { le.once.Do(func() { le.l.done(le, o) }) }
 

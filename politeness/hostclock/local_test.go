@@ -480,3 +480,26 @@ func TestSharedIsOneClock(t *testing.T) {
 		t.Fatal("Shared() is not one process-wide clock")
 	}
 }
+
+// A request that left late (Lease.Sent) moves the origin's window: three more starts may not
+// follow it within one second of when it actually left, with half the margin to spare.
+func TestWindowCountsFromWhenTheRequestLeft(t *testing.T) {
+	l, m := newTestLocal(t, Config{})
+	first := acquire(t, m, l, "a.example")
+	m.Advance(100 * time.Millisecond)
+	first.Sent()
+	first.Done(Outcome{})
+	var at []time.Time
+	for range 3 {
+		le := acquire(t, m, l, "a.example")
+		at = append(at, le.Grant().At)
+		le.Done(Outcome{})
+	}
+	window := time.Duration(3 * float64(time.Second) / 3 * (1 + DefaultMargin/2))
+	want := []time.Time{epoch.Add(spaced(3)), epoch.Add(2 * spaced(3)), epoch.Add(100*time.Millisecond + window)}
+	for i := range want {
+		if !at[i].Equal(want[i]) {
+			t.Errorf("start %d at +%v, want +%v", i+1, at[i].Sub(epoch), want[i].Sub(epoch))
+		}
+	}
+}
