@@ -57,10 +57,11 @@ type Lease interface {
 	// rate, a 503 pauses it, other 5xx and errors pause it more mildly, a success counts toward
 	// recovery, and a Retry-After on a 3xx or 5xx is honoured.
 	Done(Outcome)
-	// Sent reports that the request has just been written to the connection. The clock counts
-	// the origin's window from then, so a request that took long to leave — a new connection on
-	// a busy machine — does not let the next ones crowd it on the server's side. Optional: without
-	// it the grant counts.
+	// Sent reports that the request has just reached the server, as far as the client can tell
+	// (Layer calls it when the request was written on a warm connection, or when the first
+	// response byte came on a new one). The clock counts the origin's window from the latest
+	// report, so a request that took long to arrive does not let the next ones crowd it in the
+	// server's log. Optional: without it the grant counts.
 	Sent()
 	// Grant reports when the slot was granted and how long the caller waited for it.
 	Grant() Grant

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -85,9 +86,7 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.o.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, t.o.Timeout)
 	}
-	// The clock counts the origin's window from when the request actually left.
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { lease.Sent() }})
-	req = req.WithContext(ctx)
+	req = req.WithContext(httptrace.WithClientTrace(ctx, sentTrace(lease)))
 	finish := func(out Outcome) {
 		cancel()
 		lease.Done(out)
@@ -150,4 +149,27 @@ func (b *leasedBody) Close() error {
 	err := b.rc.Close()
 	b.once.Do(func() { b.finish(b.out) })
 	return err
+}
+
+// sentTrace tells the lease when the request reached the server, as closely as the client can
+// know it, so the clock counts the origin's window from then. On a connection that served a
+// request before, that is when the request was written. On a new one the server's log may see
+// the request much later — the server accepts connections on its own schedule — so it is when
+// the first byte of the response arrived, by which time the server certainly logged it. Keep-alive
+// makes the second case rare.
+func sentTrace(lease Lease) *httptrace.ClientTrace {
+	var fresh atomic.Bool
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { fresh.Store(!info.Reused) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			if !fresh.Load() {
+				lease.Sent()
+			}
+		},
+		GotFirstResponseByte: func() {
+			if fresh.Load() {
+				lease.Sent()
+			}
+		},
+	}
 }
