@@ -36,7 +36,8 @@ type LayerOptions struct {
 // lease expires, as with any http.Client.
 //
 // The outcome carries the response's Retry-After, parsed with backoff.ParseRetryAfter, so the clock
-// owns every pause: the backoff layer above only decides whether to re-send.
+// owns every pause: the backoff layer above only decides whether to re-send. A nil next means
+// http.DefaultTransport; a nil c means [Shared].
 func Layer(next http.RoundTripper, c Clock, o LayerOptions) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport

@@ -71,10 +71,17 @@ func TestNoWindowHoldsMoreThanTheRate(t *testing.T) {
 	l, m := newTestLocal(t, Config{Concurrency: 16})
 	var starts []time.Time
 	chans := make([]<-chan result, 0, 12)
-	for range 12 {
+	chans = append(chans, acquireAsync(l, context.Background(), "a.example", kind.HTML))
+	if r := <-chans[0]; r.err != nil || r.lease.Grant().Wait != 0 {
+		t.Fatalf("first request: %+v, %v; want an immediate start", r.lease.Grant(), r.err)
+	} else {
+		starts = append(starts, r.lease.Grant().At)
+	}
+	for range 11 {
 		chans = append(chans, acquireAsync(l, context.Background(), "a.example", kind.HTML))
 	}
-	for _, ch := range chans {
+	waitQueue(t, l, "a.example", 11) // all in line before simulated time moves
+	for _, ch := range chans[1:] {
 		r := await(t, m, ch)
 		if r.err != nil {
 			t.Fatal(r.err)
