@@ -6,12 +6,13 @@
 // folded, so http and https of one host share one budget — they are one server to the operator who
 // pays for it.
 //
-// The schedule is GCRA with a burst of one, anchored at the moment each start was granted: the
-// next start to an origin is due one interval after the previous one, where the interval is the
-// stricter of 1/rate and the Crawl-delay floor, lengthened by a small margin ([DefaultMargin]).
-// So no window of one second ever holds more than rate starts — not at the beginning (there is no
-// initial burst, unlike a token bucket of size 3) and not as the server's log sees them, because
-// the margin absorbs the milliseconds by which arrivals jitter on the way.
+// The schedule is GCRA with a burst of one: the next start to an origin is due one interval
+// after the previous one was due, where the interval is the stricter of 1/rate and the
+// Crawl-delay floor, lengthened by a small margin ([DefaultMargin]). There is no initial burst
+// (unlike a token bucket of size 3), and a start that a busy machine granted late does not push
+// back every later one. On top of it a window rule, counted from when requests actually reached
+// the server as far as the client can tell, keeps any one second from holding more than rate
+// starts in the server's own log, however the schedule catches up; see [Local].
 //
 // Most callers want [Layer] on top of a [Clock] — usually [Shared], the process-wide clock — and
 // never call Acquire themselves. [Local] is the in-process implementation; a Redis implementation

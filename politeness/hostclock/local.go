@@ -97,6 +97,26 @@ type Config struct {
 // Local is the in-process [Clock]: one schedule per origin, kept in memory for the life of the
 // clock. Create it with [NewLocal]; the zero value is not usable. Most callers use [Shared] through
 // [Layer] and never call its methods.
+//
+// A request to an origin starts when it is first in line (robots.txt requests go ahead of pages),
+// fewer than Config.Concurrency requests are in flight, and every one of these rules allows it —
+// the stricter wins:
+//   - the GCRA schedule (burst 1): the theoretical time of the next start, one interval after the
+//     previous theoretical time — so a start that a busy machine granted a little late does not
+//     push back every later one, and the rate achieved is the configured one;
+//   - the window: the K-th previous start (K = the rate rounded up, at most maxWindow) plus K
+//     intervals with half the margin, counted from when those requests actually left (Lease.Sent,
+//     else the grant), so that however late some starts were granted or sent, and however the
+//     schedule catches up, no window of one second holds more than the rate, with 20 ms to spare
+//     (by default) for the way from the connection to the server's log. Only a start late by more
+//     than that pushes a later one back;
+//   - half an interval after the previous actual start, so a late start is not followed by one
+//     right behind it;
+//   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);
+//   - the pause.
+//
+// A few hundred bytes of state are kept per origin seen, for the life of the clock, so that its
+// pauses, give-up and counters last the whole crawl.
 type Local struct {
 	cfg Config // defaults filled in
 
@@ -209,7 +229,7 @@ type state struct {
 	rate       float64       // the configured rate for this origin
 	factor     float64       // 1, or lower after 429s
 	floor      time.Duration // Crawl-delay
-	last       time.Time     // when the latest start was granted; zero before the first
+	last       time.Time     // when the latest start was granted (or sent, if later); zero before the first
 	tat        time.Time     // GCRA: the theoretical time of the next start
 	recent     []time.Time   // ring of the latest actual starts (sent, else granted), by sequence
 	count      int64         // starts granted so far: the sequence number of the next one
@@ -258,20 +278,7 @@ func (s *state) rateInterval(margin float64) time.Duration {
 }
 
 // earliest returns the first instant the next start may happen, ignoring concurrency, and the
-// rule that sets it. The stricter of these wins:
-//   - the GCRA schedule (burst 1): the theoretical time of the next start, one interval after the
-//     previous theoretical time — so a start that a busy machine granted a little late does not
-//     push back every later one, and the rate achieved is the configured one;
-//   - the window: the K-th previous start (K = the rate rounded up, at most maxWindow) plus K
-//     intervals with half the margin, counted from when those requests actually left (Lease.Sent,
-//     else the grant), so that however late some starts were granted or sent, and however the
-//     schedule catches up, no window of one second holds more than the rate, with 20 ms to spare
-//     (by default) for the way from the connection to the server's log. Only a start late by more
-//     than that pushes a later one back;
-//   - half an interval after the previous actual start, so a late start is not followed by one
-//     right behind it;
-//   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);
-//   - the pause.
+// rule that sets it: the stricter of the rules listed on [Local].
 func (s *state) earliest(margin float64) (time.Time, string) {
 	var t time.Time
 	why := ""
