@@ -104,8 +104,8 @@ type Config struct {
 //   - the GCRA schedule (burst 1): the theoretical time of the next start, one interval after the
 //     previous theoretical time — so a start that a busy machine granted a little late does not
 //     push back every later one, and the rate achieved is the configured one;
-//   - the window: the K-th previous start (K = the rate rounded up, at most maxWindow) plus K
-//     intervals with half the margin, counted from when those requests actually left (Lease.Sent,
+//   - the window: the K-th previous start (K = the rate rounded up, at most 64) plus K
+//     intervals with half the margin, counted from when those requests reached the server (Lease.Sent,
 //     else the grant), so that however late some starts were granted or sent, and however the
 //     schedule catches up, no window of one second holds more than the rate, with 20 ms to spare
 //     (by default) for the way from the connection to the server's log. Only a start late by more
