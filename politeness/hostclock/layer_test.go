@@ -256,3 +256,36 @@ func TestLayerRefusesURLsWithoutAnOrigin(t *testing.T) {
 		t.Fatalf("RoundTrip(ftp) = %v, want ErrNoHost", err)
 	}
 }
+
+// On a new connection the clock cannot see when the server logged the request, so the window
+// counts from the first response byte: a slow first answer moves the fourth start back by as much.
+func TestLayerWindowCountsFromTheFirstByteOnANewConnection(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 1 {
+			time.Sleep(400 * time.Millisecond)
+		}
+	})
+	c, err := NewLocal(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{})}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if r, err := client.Get(s.URL); err == nil {
+				io.ReadAll(r.Body)
+				r.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	at := s.arrivals()
+	if len(at) != 4 {
+		t.Fatalf("%d arrivals", len(at))
+	}
+	// Without the first-byte rule the fourth start would come 3 × 347 ms = 1.04 s after the first.
+	if gap := at[3].Sub(at[0]); gap < 1400*time.Millisecond {
+		t.Errorf("fourth arrival %v after the first, whose answer took 400 ms; want at least 1.4 s", gap)
+	}
+}
