@@ -112,7 +112,8 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 			out.RetryAfter = d
 		}
 	}
-	if resp.Body == nil {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		// HEAD and empty answers: there is nothing to read, and callers often never close them.
 		finish(out)
 		return resp, nil
 	}

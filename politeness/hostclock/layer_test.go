@@ -289,3 +289,22 @@ func TestLayerWindowCountsFromTheFirstByteOnANewConnection(t *testing.T) {
 		t.Errorf("fourth arrival %v after the first, whose answer took 400 ms; want at least 1.4 s", gap)
 	}
 }
+
+// A HEAD response has no body to read or close: its place is handed back at once.
+func TestLayerFreesTheSlotOfAnAnswerWithoutBody(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) { io.WriteString(w, "x") })
+	c, err := NewLocal(Config{Authorized: map[string]float64{s.key: 1000}, Concurrency: 1, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{})}
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodHead, s.URL, nil)
+		_, err := client.Do(req) // the body is neither read nor closed
+		cancel()
+		if err != nil {
+			t.Fatalf("HEAD %d: %v; the previous HEAD kept the only place", i, err)
+		}
+	}
+}
