@@ -80,10 +80,9 @@ func NewDoor(p Policy) (*Door, error) {
 	d.bus.Subscribe(logEvents(logger))
 
 	var err error
-	if d.clock = p.Clock; d.clock == nil {
-		if d.clock, err = processClock(p); err != nil {
-			return nil, err
-		}
+	var stricter hostclock.Clock
+	if d.clock, stricter, err = p.clocks(); err != nil {
+		return nil, err
 	}
 	if d.keeper = p.Robots; d.keeper == nil {
 		d.keeper = processKeeper()
@@ -112,6 +111,11 @@ func NewDoor(p Policy) (*Door, error) {
 	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
 	var rt http.RoundTripper = base
 	rt = hostclock.Layer(rt, d.clock, hostclock.LayerOptions{Timeout: p.timeout(), Sink: d.bus})
+	if stricter != nil {
+		// This door's own lower rate or concurrency, on top of the process-wide budget: a request
+		// waits for both, so the stricter rule wins and the origin still has one budget.
+		rt = hostclock.Layer(rt, stricter, hostclock.LayerOptions{Sink: d.bus})
+	}
 	rt = backoff.Layer(rt, d.clock, backoff.Options{Sink: d.bus, Logger: logger})
 	if !p.NoCache {
 		store, err := p.cacheStore(logger)
@@ -188,9 +192,30 @@ var (
 	keeper     *robots.Keeper
 )
 
-// processClock returns the process-wide clock for p's budget configuration. Doors with the same
-// configuration (the usual case: the defaults) share one clock and so one budget per origin.
-func processClock(p Policy) (hostclock.Clock, error) {
+// clocks returns the clock that holds p's budget and, for a policy stricter than the default,
+// a clock of the door's own that its requests pass as well:
+//   - Policy.Clock when set;
+//   - the default budget (3/s, 2 in flight): hostclock.Shared(), one budget per origin for the
+//     whole process;
+//   - a lower rate or concurrency: Shared() plus a clock of the door's own with those limits;
+//   - AuthorizedRates or a concurrency above the default: the process-wide clock of exactly that
+//     configuration. Doors of one process with different such configurations have separate
+//     budgets; give them one Policy.Clock to keep a single budget.
+func (p Policy) clocks() (budget, stricter hostclock.Clock, err error) {
+	if p.Clock != nil {
+		return p.Clock, nil, nil
+	}
+	cfg := hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates, Concurrency: p.concurrency(), Logger: p.Logger}
+	if len(p.AuthorizedRates) == 0 && p.concurrency() <= DefaultConcurrency {
+		if p.rate() == DefaultRate && p.concurrency() == DefaultConcurrency {
+			return hostclock.Shared(), nil, nil
+		}
+		own, err := hostclock.NewLocal(cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("etiquette: %w", err)
+		}
+		return hostclock.Shared(), own, nil
+	}
 	var auth []string
 	for k, v := range p.AuthorizedRates {
 		auth = append(auth, fmt.Sprintf("%s=%g", k, v))
@@ -200,14 +225,14 @@ func processClock(p Policy) (hostclock.Clock, error) {
 	clocksMu.Lock()
 	defer clocksMu.Unlock()
 	if c, ok := clocks[key]; ok {
-		return c, nil
+		return c, nil, nil
 	}
-	c, err := hostclock.NewLocal(hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates, Concurrency: p.concurrency()})
+	c, err := hostclock.NewLocal(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("etiquette: %w", err)
+		return nil, nil, fmt.Errorf("etiquette: %w", err)
 	}
 	clocks[key] = c
-	return c, nil
+	return c, nil, nil
 }
 
 func processKeeper() *robots.Keeper {

@@ -1,0 +1,51 @@
+package etiquette_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/politeness"
+)
+
+var _ = Describe("several doors in one process built with the default policy", func() {
+	It("share one budget per origin, and a door asking for a lower rate gets it on top", func() {
+		s := newSite(hcAllowAll)
+		DeferCleanup(s.Close)
+		// No Policy.Clock: these doors use the process-wide budget, as an application with two
+		// independent scrapers would.
+		base := politeness.Policy{Identity: exampleBot(), NoCache: true, Logger: slog.New(slog.DiscardHandler)}
+		slow := base
+		slow.Rate = 1
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		defer cancel()
+		errs := &hcErrs{}
+		var wg sync.WaitGroup
+		for name, p := range map[string]politeness.Policy{"first": base, "second": base, "slow": slow} {
+			door, err := politeness.NewDoor(p)
+			Expect(err).NotTo(HaveOccurred())
+			for range 4 {
+				hcHammer(ctx, &wg, door.Client(), s.URL, name, errs)
+			}
+		}
+		wg.Wait()
+		l := hcLoadOf(s, errs.errs)
+		Expect(l.errs).To(BeEmpty())
+		Expect(hcWindowMax(l.arrivals)).To(BeNumerically("<=", 3), "the origin's busiest second, all doors together")
+		Expect(hcRate(l.arrivals)).To(BeNumerically(">=", 2.4), "the budget is used, not split three ways")
+		for _, name := range []string{"first", "second", "slow"} {
+			Expect(l.byClient).To(HaveKeyWithValue(name, BeNumerically(">", 0)), "requests from the %s door", name)
+		}
+		var slowArrivals []time.Time
+		for _, h := range s.Hits() {
+			if len(h.Path) > 6 && h.Path[:6] == "/slow/" {
+				slowArrivals = append(slowArrivals, h.At)
+			}
+		}
+		Expect(hcWindowMax(slowArrivals)).To(BeNumerically("<=", 1), "the slow door's own rate of 1 per second")
+	})
+})
