@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/politecrawl/etiquette/cookies"
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -53,6 +54,9 @@ type Door struct {
 	bus     *events.Bus
 	stats   *Stats
 	robotsC *http.Client // the gate's client for robots.txt: ≤5 redirects, no jar, enters at top
+
+	stopped atomic.Bool
+	pending sync.Map // *pending → struct{}: requests not yet on the wire (see Stop)
 }
 
 // ErrIdentityRequired is returned by NewDoor for a policy without an identity.
@@ -109,7 +113,7 @@ func NewDoor(p Policy) (*Door, error) {
 	base.ProxyConnectHeader = http.Header{"User-Agent": {p.agent()}}
 
 	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
-	var rt http.RoundTripper = base
+	var rt http.RoundTripper = wireLayer(base, d)
 	rt = hostclock.Layer(rt, d.clock, hostclock.LayerOptions{Timeout: p.timeout(), Sink: d.bus})
 	if stricter != nil {
 		// This door's own lower rate or concurrency, on top of the process-wide budget: a request
@@ -128,7 +132,7 @@ func NewDoor(p Policy) (*Door, error) {
 	rt = cookieLayer(rt, d.jar, d.bus)
 	rt = robotsGate(rt, d)
 	rt = identityLayer(rt, p)
-	rt = reportLayer(rt, p, d.bus)
+	rt = reportLayer(rt, d)
 	d.top = rt
 
 	d.robotsC = &http.Client{

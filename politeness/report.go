@@ -1,6 +1,7 @@
 package politeness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,10 +34,19 @@ func (e *BodyTooLargeError) Is(target error) bool { return target == ErrBodyTooL
 
 // reportLayer is the outermost wrapper: it caps each response body at its kind's limit and emits
 // one Response event when the body is closed or read to its end, with the bytes delivered.
-func reportLayer(next http.RoundTripper, p Policy, sink events.Sink) http.RoundTripper {
+//
+// It also registers the request as pending until its response is done, so that Door.Stop can
+// cancel it while it waits.
+func reportLayer(next http.RoundTripper, d *Door) http.RoundTripper {
+	p, sink := d.policy, d.bus
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		req, untrack := d.track(req)
 		resp, err := next.RoundTrip(req)
 		if err != nil {
+			if context.Cause(req.Context()) == ErrStopped && !errors.Is(err, ErrStopped) {
+				err = fmt.Errorf("%w (%w)", ErrStopped, err)
+			}
+			untrack()
 			return resp, err
 		}
 		k := kind.Of(req)
@@ -44,7 +54,7 @@ func reportLayer(next http.RoundTripper, p Policy, sink events.Sink) http.RoundT
 		ev := events.Event{Type: events.Response, URL: req.URL.String(), Origin: budget, Kind: k,
 			Method: req.Method, Status: resp.StatusCode, Cache: cache.StatusOf(resp)}
 		resp.Header.Del(cache.StatusHeader)
-		resp.Body = &reportedBody{rc: resp.Body, limit: p.maxBody(k), sink: sink, ev: ev}
+		resp.Body = &reportedBody{rc: resp.Body, limit: p.maxBody(k), sink: sink, ev: ev, done: untrack}
 		return resp, nil
 	})
 }
@@ -56,7 +66,8 @@ type reportedBody struct {
 	mu    sync.Mutex
 	n     int64
 	ev    events.Event
-	done  bool
+	ended bool
+	done  func() // called once, when the body is finished
 }
 
 func (b *reportedBody) Read(p []byte) (int, error) {
@@ -95,11 +106,12 @@ func (b *reportedBody) Close() error {
 
 func (b *reportedBody) finish(truncated bool, err error) {
 	b.mu.Lock()
-	if b.done {
+	if b.ended {
 		b.mu.Unlock()
 		return
 	}
-	b.done = true
+	b.ended = true
+	b.done()
 	ev := b.ev
 	ev.Bytes = b.n
 	ev.Truncated = truncated

@@ -29,6 +29,11 @@ func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
 		if isInternal(req.Context()) {
 			return next.RoundTrip(req)
 		}
+		if d.stopped.Load() {
+			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,
+				Method: req.Method, Reason: "stopped", Detail: ErrStopped.Error(), Err: ErrStopped})
+			return nil, ErrStopped
+		}
 		entry, err := d.keeper.Lookup(req.Context(), req.URL, d.fetchRobots)
 		if err != nil {
 			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,

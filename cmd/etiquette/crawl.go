@@ -20,6 +20,7 @@ import (
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
 	"github.com/politecrawl/etiquette/politeness/robots"
@@ -129,7 +130,11 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	out := newCrawlOutput(e)
 	bus.Subscribe(out.event)
 
-	c := colly.NewCollector(colly.MaxDepth(o.maxDepth), colly.Async(true), colly.StdlibContext(ctx))
+	// The collector's context outlives an interrupt by drainTime, so that requests already on the
+	// wire may finish; door.Stop cancels everything that still waits.
+	crawlCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+	c := colly.NewCollector(colly.MaxDepth(o.maxDepth), colly.Async(true), colly.StdlibContext(crawlCtx))
 	door, err := extensions.Install(c, policy)
 	if err != nil {
 		return exitUsage, err
@@ -210,9 +215,12 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	select {
 	case <-finished:
 	case <-ctx.Done():
+		door.Stop()
 		select {
 		case <-finished:
 		case <-time.After(drainTime):
+			abort()
+			<-finished
 		}
 	}
 	out.summary(door.Stats(), ctx.Err() != nil)
@@ -356,11 +364,14 @@ func (o *crawlOutput) page(u, final string, status int, via string, n int64) {
 func (o *crawlOutput) refused(u, via string, err error) {
 	l := line{URL: u, Kind: string(kind.HTML), FoundVia: via, Refused: "error", Reason: err.Error()}
 	var dis *robots.DisallowedError
+	var gone *hostclock.GiveUpError
 	switch {
 	case errors.As(err, &dis):
 		l.Refused = "robots"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &gone):
 		l.Refused = "budget"
+	case errors.Is(err, politeness.ErrStopped):
+		l.Reason = "interrupted before it was sent"
 	}
 	o.write(l)
 }

@@ -228,14 +228,27 @@ func TestCrawlRefusesBadInput(t *testing.T) {
 }
 
 func TestCrawlInterrupted(t *testing.T) {
+	var mu sync.Mutex
+	var arrivals []time.Time
+	slowArrived := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
 			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-			return
-		}
-		// An endless site: every page links to ten more.
-		for i := 0; i < 10; i++ {
-			fmt.Fprintf(w, `<a href="%s/%d">x</a>`, strings.TrimSuffix(r.URL.Path, "/"), i)
+		case "/":
+			fmt.Fprint(w, `<a href="/slow">slow</a>`)
+			for i := 0; i < 20; i++ {
+				fmt.Fprintf(w, `<a href="/p%d">p</a>`, i)
+			}
+		case "/slow":
+			close(slowArrived)
+			time.Sleep(time.Second)
+			fmt.Fprint(w, "finally")
+		default:
+			fmt.Fprint(w, "leaf")
 		}
 	}))
 	defer srv.Close()
@@ -246,15 +259,12 @@ func TestCrawlInterrupted(t *testing.T) {
 		args := append(append([]string{"crawl", "--no-cache"}, identityArgs...), srv.URL+"/")
 		done <- run(ctx, args, env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
 	}()
-	// Let the crawl get going (robots.txt and a few pages at 3/s), then interrupt it.
-	deadline := time.After(20 * time.Second)
-	for !strings.Contains(out.String(), `"found_via":"link"`) {
-		select {
-		case <-deadline:
-			t.Fatal("the crawl produced no link line in 20 s")
-		case <-time.After(50 * time.Millisecond):
-		}
+	select {
+	case <-slowArrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the slow page was not requested within 20 s")
 	}
+	interrupted := time.Now()
 	cancel()
 	select {
 	case code := <-done:
@@ -263,6 +273,34 @@ func TestCrawlInterrupted(t *testing.T) {
 		}
 	case <-time.After(drainTime + 10*time.Second):
 		t.Fatal("crawl did not stop after the interrupt")
+	}
+	mu.Lock()
+	for _, at := range arrivals {
+		if at.After(interrupted.Add(100 * time.Millisecond)) {
+			t.Errorf("a request reached the site %s after the interrupt", at.Sub(interrupted))
+		}
+	}
+	mu.Unlock()
+	lines := map[string]line{}
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		lines[l.URL] = l
+	}
+	if l := lines[srv.URL+"/slow"]; l.Status != 200 || l.Bytes != int64(len("finally")) {
+		t.Errorf("the request on the wire at the interrupt did not finish: %+v", l)
+	}
+	stopped := 0
+	for _, l := range lines {
+		if l.Refused == "error" && strings.Contains(l.Reason, "interrupted") {
+			stopped++
+		}
+	}
+	if stopped == 0 {
+		t.Errorf("no line reports a request that was waiting at the interrupt:\n%s", out.String())
 	}
 	if !strings.Contains(errb.String(), "interrupted") || !strings.Contains(errb.String(), "URLs decided") {
 		t.Errorf("no interrupt summary on stderr: %q", errb.String())

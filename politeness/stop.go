@@ -1,0 +1,69 @@
+package politeness
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// ErrStopped is the error of a request that had not reached the wire when [Door.Stop] was
+// called. errors.Is(err, context.Canceled) is true as well, so the host clock does not count it
+// against the origin.
+var ErrStopped = fmt.Errorf("etiquette: the door was stopped before this request was sent: %w", context.Canceled)
+
+// pending is a request between the top of the door and the wire: waiting for robots.txt, for
+// its origin's turn or for a Retry-After. Stop cancels every pending request.
+type pending struct {
+	cancel context.CancelCauseFunc
+}
+
+type pendingKey struct{}
+
+// Stop makes the door refuse every new request and cancels every request still waiting — for
+// robots.txt, a start slot or a pause — with [ErrStopped]. Requests already on the wire are left
+// to finish; cancel their contexts to abort them too. Stop is what a crawler calls on SIGINT
+// before giving the requests in flight a moment to complete. It cannot be undone.
+func (d *Door) Stop() {
+	d.stopped.Store(true)
+	d.pending.Range(func(k, _ any) bool {
+		k.(*pending).cancel(ErrStopped)
+		return true
+	})
+}
+
+// track registers req as pending and returns it with a context Stop can cancel, and the function
+// that ends the registration (call it when the response is done).
+func (d *Door) track(req *http.Request) (*http.Request, func()) {
+	if isInternal(req.Context()) {
+		// robots.txt fetches belong to the keeper, which is shared by every door: a stopped door
+		// must not cancel one and leave a false "unreachable" behind for the others.
+		return req, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	p := &pending{cancel: cancel}
+	d.pending.Store(p, struct{}{})
+	if d.stopped.Load() {
+		cancel(ErrStopped)
+	}
+	return req.WithContext(context.WithValue(ctx, pendingKey{}, p)), func() {
+		d.pending.Delete(p)
+		cancel(nil)
+	}
+}
+
+// wireLayer is the last step before the base transport: a request that gets here is about to be
+// sent, so it is no longer pending; after Stop, nothing new passes.
+func wireLayer(next http.RoundTripper, d *Door) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if p, ok := req.Context().Value(pendingKey{}).(*pending); ok {
+			d.pending.Delete(p)
+		}
+		if d.stopped.Load() && !isInternal(req.Context()) {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, ErrStopped
+		}
+		return next.RoundTrip(req)
+	})
+}
