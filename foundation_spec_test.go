@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -213,6 +214,32 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			Expect(c.Visit(home.URL+"/")).To(MatchError(identity.ErrInvalid), "Colly's own UA must not be used instead")
 			Expect(home.Hits()).To(BeEmpty())
 			Expect(home.Hits()).To(BeEmpty())
+		})
+	})
+
+	Context("configured with a proxy through the policy", func() {
+		It("identifies itself to the proxy too, on plain requests and on CONNECT", func() {
+			proxy := newSite(func(w http.ResponseWriter, r *http.Request) {
+				// Refuse everything: the spec only looks at what the proxy was sent.
+				http.Error(w, "no", http.StatusForbidden)
+			})
+			DeferCleanup(proxy.Close)
+			tlsSite := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			DeferCleanup(tlsSite.Close)
+			p := isolatedPolicy(home.budgetKey(), tlsSite.Listener.Addr().String())
+			proxyURL, _ := url.Parse(proxy.URL)
+			p.Proxy = http.ProxyURL(proxyURL)
+			Expect(extensions.Polite(c, p)).To(Succeed())
+			_ = c.Visit(home.URL + "/via-proxy")
+			_ = c.Visit(tlsSite.URL + "/tunnelled")
+			methods := map[string]bool{}
+			for _, h := range proxy.Hits() {
+				methods[h.Method] = true
+				Expect(h.Header.Get("User-Agent")).To(Equal(exampleUA), "%s %s", h.Method, h.Path)
+			}
+			Expect(methods).To(HaveKey(http.MethodConnect))
+			Expect(methods).To(HaveKey(http.MethodGet))
+			Expect(home.Hits()).To(BeEmpty(), "everything went through the proxy")
 		})
 	})
 

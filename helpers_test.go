@@ -25,7 +25,7 @@ func exampleBot() identity.Identity {
 // from other specs cannot leak into timings or robots.txt decisions. Authorized lets specs that
 // only check headers run faster than 3/s against their own loopback origins.
 func isolatedPolicy(authorized ...string) politeness.Policy {
-	cfg := hostclock.Config{Rate: 3, Concurrency: 2}
+	cfg := hostclock.Config{Rate: 3, Concurrency: 2, Logger: slog.New(slog.DiscardHandler)}
 	if len(authorized) > 0 {
 		cfg.Authorized = map[string]float64{}
 		for _, k := range authorized {
