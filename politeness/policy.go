@@ -44,9 +44,10 @@ type Policy struct {
 	Mode Mode
 
 	// Rate is the number of request starts per second per budget key (host[:port]); 0 means 3.
-	// A rate above 3 is refused unless the key is listed in AuthorizedRates.
+	// A rate above 3 is refused: list the hosts whose operators allowed more in AuthorizedRates.
 	Rate float64
-	// AuthorizedRates lists budget keys whose operators allowed a higher rate, and that rate.
+	// AuthorizedRates lists budget keys whose operators allowed a higher rate (RRZE crawler
+	// rules), and that rate; every other key keeps Rate.
 	AuthorizedRates map[string]float64
 	// Concurrency caps the requests in flight per budget key; 0 means 2.
 	Concurrency int
