@@ -3,9 +3,11 @@ package etiquette_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -142,6 +144,26 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			_ = c.Visit(home.URL + "/private/x")
 			Expect(home.Paths()).NotTo(ContainElement("/private/x"))
 			Expect(got).To(HaveOccurred())
+		})
+	})
+
+	Context("with extensions.Identify, the default policy", func() {
+		It("identifies every request and caches on disk in the user cache directory", func() {
+			cacheHome := GinkgoT().TempDir()
+			GinkgoT().Setenv("XDG_CACHE_HOME", cacheHome)
+			Expect(extensions.Identify(c, exampleBot())).To(Succeed())
+			Expect(c.Visit(home.URL + "/identified")).To(Succeed())
+			Expect(home.Paths()).To(HaveExactElements("/robots.txt", "/identified"))
+			everyRequestIdentified(home)
+			var files []string
+			Expect(filepath.WalkDir(cacheHome, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, path)
+				}
+				return err
+			})).To(Succeed())
+			Expect(files).NotTo(BeEmpty(), "a crawl's default cache is on disk, under $XDG_CACHE_HOME/etiquette")
+			Expect(files[0]).To(HavePrefix(filepath.Join(cacheHome, "etiquette")))
 		})
 	})
 
