@@ -14,6 +14,8 @@ import (
 
 	"github.com/politecrawl/etiquette/cookies"
 	"github.com/politecrawl/etiquette/extensions"
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/cache"
 )
 
 // everyKindOfCookie is what the site sets on every response, robots.txt included: trackers,
@@ -168,5 +170,47 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 
 		Expect(cookieNames(shop.Hits()[len(shop.Hits())-1])).To(Equal([]string{"PHPSESSID"}), "the jar was in use")
 		Expect(filesUnder(scratch)).To(BeEmpty())
+	})
+
+	It("keeps no cookie in the disk cache, so a later process starts without any", func() {
+		// A page that may be cached for an hour and sets a session cookie each time it is sent.
+		cached := newSite(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/cached" {
+				http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: "v-first-process", Path: "/"})
+				w.Header().Set("Cache-Control", "max-age=3600")
+			}
+			fmt.Fprint(w, "<html>page</html>")
+		})
+		DeferCleanup(cached.Close)
+		cacheDir := filepath.Join(scratch, "cache")
+		withDiskCache := func() politeness.Policy {
+			p := isolatedPolicy(cached.budgetKey())
+			p.NoCache = false
+			store, err := cache.NewDiskStore(cacheDir, cache.DiskOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			p.CacheStore = store
+			p.Cookies = &cookies.Purpose{Classes: []cookies.Class{cookies.ClassSession}}
+			return p
+		}
+		first := colly.NewCollector()
+		Expect(extensions.Polite(first, withDiskCache())).To(Succeed())
+		crawl(first, cached.URL+"/cached")
+
+		files := filesUnder(cacheDir)
+		Expect(files).NotTo(BeEmpty(), "the page was cached")
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(b)).NotTo(ContainSubstring("v-first-process"), "a cookie stored in %s", f)
+		}
+
+		// A second process: a new door and jar on the same cache directory. /cached is a fresh
+		// hit; a stored Set-Cookie would now reach the new jar and be sent on.
+		second := colly.NewCollector()
+		Expect(extensions.Polite(second, withDiskCache())).To(Succeed())
+		crawl(second, cached.URL+"/cached", cached.URL+"/after-restart")
+		Expect(cached.Paths()).To(HaveExactElements("/robots.txt", "/cached", "/robots.txt", "/after-restart"))
+		last := cached.Hits()[len(cached.Hits())-1]
+		Expect(last.Header.Values("Cookie")).To(BeEmpty(), "no cookie survived the first process")
 	})
 })

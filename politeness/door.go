@@ -126,7 +126,8 @@ func NewDoor(p Policy) (*Door, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.cache = cache.New(rt, store, cache.Options{Logger: logger, Events: d.bus, MinRevisit: p.MinRevisit})
+		d.cache = cache.New(rt, store, cache.Options{Logger: logger, Events: d.bus, MinRevisit: p.MinRevisit,
+			OmitHeaders: []string{"Set-Cookie", "Set-Cookie2"}})
 		rt = d.cache
 	}
 	rt = cookieLayer(rt, d.jar, d.bus)

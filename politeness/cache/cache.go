@@ -100,6 +100,11 @@ type Options struct {
 	// Events receives a Notice (Reason "cache-corrupt") for each damaged entry the store removed;
 	// nil discards.
 	Events events.Sink
+	// OmitHeaders names response fields never stored, beyond those RFC 9111 excludes. RFC 9111
+	// lets a cache store Set-Cookie; the door omits Set-Cookie and Set-Cookie2, because a cookie
+	// on disk would outlive the session and be handed to the next process on every hit (the live
+	// response still carries them up to the door's cookie layer).
+	OmitHeaders []string
 }
 
 // Stats counts what a [Transport] did since it was created.
@@ -474,6 +479,15 @@ func storedHeader(h http.Header) http.Header {
 	return s
 }
 
+// storable is storedHeader less the fields Options.OmitHeaders names.
+func (t *Transport) storable(h http.Header) http.Header {
+	s := storedHeader(h)
+	for _, n := range t.o.OmitHeaders {
+		s.Del(n)
+	}
+	return s
+}
+
 // fetch sends req unchanged and stores the response when it may.
 func (t *Transport) fetch(req *http.Request) (*http.Response, error) {
 	reqTime := t.o.Now()
@@ -500,7 +514,7 @@ func (t *Transport) keep(req *http.Request, resp *http.Response, reqTime, respTi
 
 // startPut writes the Vary index when the response varies and opens the body writer.
 func (t *Transport) startPut(req *http.Request, resp *http.Response, reqTime, respTime time.Time) BodyWriter {
-	e := &Entry{Status: resp.StatusCode, Header: storedHeader(resp.Header), RequestTime: reqTime, ResponseTime: respTime,
+	e := &Entry{Status: resp.StatusCode, Header: t.storable(resp.Header), RequestTime: reqTime, ResponseTime: respTime,
 		Size: resp.ContentLength}
 	key := primaryKey(req.URL)
 	names, _ := varyFields(resp.Header)
@@ -649,7 +663,7 @@ func (t *Transport) revalidate(req *http.Request, key string, e *Entry, rcc dire
 	switch {
 	case resp.StatusCode == http.StatusNotModified && conditional:
 		drain(resp.Body)
-		merged := mergeNotModified(e, resp.Header, reqTime, respTime)
+		merged := mergeNotModified(e, t.storable(resp.Header), reqTime, respTime)
 		if err := t.update(key, merged); err != nil {
 			t.log.Debug("cache: updating after 304 failed", "key", key, "err", err)
 		}
@@ -719,9 +733,10 @@ func (t *Transport) staleOnError(req *http.Request, key string, e *Entry, rcc di
 // every field replaces the stored one, except Content-Length (it describes the 304, not the
 // stored body) and the fields that are never stored. The exchange's times replace the stored
 // ones, so the age starts again from the 304.
+// h holds the 304's storable fields (Transport.storable).
 func mergeNotModified(e *Entry, h http.Header, reqTime, respTime time.Time) *Entry {
 	m := e.clone()
-	upd := storedHeader(h)
+	upd := h.Clone()
 	upd.Del("Content-Length")
 	for n, v := range upd {
 		m.Header[n] = v

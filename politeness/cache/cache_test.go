@@ -643,3 +643,47 @@ func TestMemoryStoreBounds(t *testing.T) {
 		t.Errorf("the oldest body survived: %q", r.status)
 	}
 }
+
+func TestOmitHeadersAreNeverStored(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: "secret"})
+		w.Header().Set("Cache-Control", "max-age=3600")
+		w.Header().Set("ETag", `"1"`)
+		if r.Header.Get("If-None-Match") == `"1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		io.WriteString(w, "page")
+	}))
+	defer srv.Close()
+	store := cache.NewMemoryStore(0)
+	rt := cache.New(http.DefaultTransport, store, cache.Options{OmitHeaders: []string{"Set-Cookie"}})
+	get := func(h http.Header) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	if first := get(nil); first.Header.Get("Set-Cookie") == "" {
+		t.Fatal("the live response lost its Set-Cookie: only the stored copy omits it")
+	}
+	hit := get(nil)
+	if cache.StatusOf(hit) != cache.Fresh || hit.Header.Get("Set-Cookie") != "" {
+		t.Errorf("fresh hit: status %q, Set-Cookie %q; want fresh and none", cache.StatusOf(hit), hit.Header.Get("Set-Cookie"))
+	}
+	// A revalidation's 304 carries Set-Cookie too; it must not be merged into the stored copy.
+	revalidated := get(http.Header{"Cache-Control": {"no-cache"}})
+	if cache.StatusOf(revalidated) != cache.Revalidated {
+		t.Fatalf("status %q, want revalidated", cache.StatusOf(revalidated))
+	}
+	if again := get(nil); again.Header.Get("Set-Cookie") != "" {
+		t.Errorf("Set-Cookie from a 304 was merged into the stored response: %q", again.Header.Get("Set-Cookie"))
+	}
+}
