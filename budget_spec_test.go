@@ -10,6 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
 var _ = Describe("several doors in one process built with the default policy", func() {
@@ -47,5 +49,26 @@ var _ = Describe("several doors in one process built with the default policy", f
 			}
 		}
 		Expect(hcWindowMax(slowArrivals)).To(BeNumerically("<=", 1), "the slow door's own rate of 1 per second")
+	})
+})
+
+var _ = Describe("an origin that is paused when its robots.txt is first needed", func() {
+	It("waits out the pause for robots.txt instead of treating it as unreachable", func() {
+		s := newSite(hcAllowAll)
+		DeferCleanup(s.Close)
+		p := isolatedPolicy()
+		// The keeper gives its fetch 1 s; the origin is paused for 2 s. Only the time the request
+		// takes once its turn has come may count against robots.txt.
+		p.Robots = robots.NewKeeper(robots.Options{FetchTimeout: time.Second})
+		p.Clock.(*hostclock.Local).Pause(s.budgetKey(), time.Now().Add(2*time.Second), "test")
+		door, err := politeness.NewDoor(p)
+		Expect(err).NotTo(HaveOccurred())
+		started := time.Now()
+		resp, err := door.Client().Get(s.URL + "/page")
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(200))
+		Expect(s.Paths()).To(HaveExactElements("/robots.txt", "/page"))
+		Expect(s.Hits()[0].At.Sub(started)).To(BeNumerically(">=", 1900*time.Millisecond), "nothing before the pause ended")
 	})
 })

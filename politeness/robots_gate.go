@@ -3,6 +3,7 @@ package politeness
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -57,14 +58,47 @@ func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
 	})
 }
 
+// robotsMaxWait bounds how long a robots.txt request may wait for its origin's turn. It is
+// longer than any pause the host clock waits out (a Retry-After beyond 24 h gives the origin up).
+const robotsMaxWait = 25 * time.Hour
+
 // fetchRobots is the keeper's fetch: a GET of robotsURL sent into the top of the door with the
 // internal mark and the robots kind, following at most MaxRobotsRedirects hops.
+//
+// The keeper bounds its fetch with a deadline (robots.Options.FetchTimeout), but a robots.txt
+// request may wait for its origin's turn far longer — behind a Retry-After or a Crawl-delay —
+// and time spent waiting must not turn into a false "unreachable" that refuses allowed pages.
+// So the deadline is replaced: the wait is bounded by robotsMaxWait, and the request itself,
+// from the grant of its slot, by the door's Timeout like every other request.
 func (d *Door) fetchRobots(ctx context.Context, robotsURL string) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), robotsMaxWait)
 	ctx = markInternal(kind.WithKind(ctx, kind.Robots))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/plain")
-	return d.robotsC.Do(req)
+	resp, err := d.robotsC.Do(req)
+	if err != nil {
+		cancel()
+		budget, _ := origin.BudgetKey(req.URL)
+		d.bus.Emit(events.Event{Type: events.Refused, URL: robotsURL, Origin: budget, Kind: kind.Robots,
+			Method: http.MethodGet, Reason: "error", Detail: err.Error(), Err: err})
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }

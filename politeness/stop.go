@@ -52,13 +52,14 @@ func (d *Door) track(req *http.Request) (*http.Request, func()) {
 }
 
 // wireLayer is the last step before the base transport: a request that gets here is about to be
-// sent, so it is no longer pending; after Stop, nothing new passes.
+// sent, so it is no longer pending; after Stop, nothing new passes — robots.txt fetches that
+// were waiting for their turn included.
 func wireLayer(next http.RoundTripper, d *Door) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if p, ok := req.Context().Value(pendingKey{}).(*pending); ok {
 			d.pending.Delete(p)
 		}
-		if d.stopped.Load() && !isInternal(req.Context()) {
+		if d.stopped.Load() {
 			if req.Body != nil {
 				req.Body.Close()
 			}
