@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/gocolly/colly/v2"
@@ -147,6 +146,22 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 		})
 	})
 
+	Context("when Polite is called again", func() {
+		It("replaces the door, after an earlier success or an earlier refusal", func() {
+			Expect(extensions.Polite(c, politeness.Policy{})).To(MatchError(identity.ErrNoIdentity))
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(c.Visit(home.URL + "/first")).To(Succeed())
+			p := isolatedPolicy(home.budgetKey())
+			p.Identity.Version = "2.0"
+			Expect(extensions.Polite(c, p)).To(Succeed())
+			Expect(extensions.Status(c)).To(Succeed())
+			Expect(c.Visit(home.URL + "/second")).To(Succeed())
+			last := home.Hits()[len(home.Hits())-1]
+			Expect(last.Path).To(Equal("/second"))
+			Expect(last.Header.Get("User-Agent")).To(HavePrefix("ExampleBot/2.0 "))
+		})
+	})
+
 	Context("with extensions.Identify, the default policy", func() {
 		It("identifies every request and caches on disk in the user cache directory", func() {
 			cacheHome := GinkgoT().TempDir()
@@ -266,29 +281,32 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 	})
 
 	DescribeTable("a Colly setter that replaces or weakens the door after Polite",
-		func(weaken func(c *colly.Collector), what string) {
+		func(weaken func(c *colly.Collector, proxyURL string), what string) {
+			// A proxy that would forward anything it got: the setters below point Colly at it.
+			proxy := newSite(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "proxied") })
+			DeferCleanup(proxy.Close)
 			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
 			Expect(c.Visit(home.URL + "/before")).To(Succeed())
 			Expect(extensions.Status(c)).To(Succeed())
 
-			weaken(c)
+			weaken(c, proxy.URL)
 			clone := c.Clone()
 			err := c.Visit(home.URL + "/after")
 			Expect(err).To(MatchError(extensions.ErrDoorBypassed))
 			Expect(err.Error()).To(ContainSubstring(what))
 			Expect(clone.Visit(home.URL + "/clone-after")).To(MatchError(extensions.ErrDoorBypassed))
 			Expect(extensions.Status(c)).To(MatchError(extensions.ErrDoorBypassed))
-			Expect(home.Paths()).NotTo(ContainElements("/after"))
-			Expect(home.Paths()).NotTo(ContainElements("/clone-after"))
+			Expect(home.Paths()).To(HaveExactElements("/robots.txt", "/before"), "nothing reached the site outside the door")
+			Expect(proxy.Hits()).To(BeEmpty(), "nothing reached the proxy outside the door")
 		},
-		Entry("SetProxy", func(c *colly.Collector) { _ = c.SetProxy("http://127.0.0.1:1") }, "Policy.Proxy"),
-		Entry("SetProxyFunc", func(c *colly.Collector) { c.SetProxyFunc(nil) }, "Policy.Proxy"),
-		Entry("SetClient", func(c *colly.Collector) { c.SetClient(&http.Client{}) }, "transport was replaced"),
-		Entry("WithTransport", func(c *colly.Collector) { c.WithTransport(http.DefaultTransport) }, "transport was replaced"),
-		Entry("WithTransport on a clone", func(c *colly.Collector) { c.Clone().WithTransport(http.DefaultTransport) }, "transport was replaced"),
-		Entry("SetRequestTimeout", func(c *colly.Collector) { c.SetRequestTimeout(5e9) }, "Policy.Timeout"),
+		Entry("SetProxy", func(c *colly.Collector, proxy string) { Expect(c.SetProxy(proxy)).To(Succeed()) }, "Policy.Proxy"),
+		Entry("SetProxyFunc", func(c *colly.Collector, proxy string) {
+			u, _ := url.Parse(proxy)
+			c.SetProxyFunc(http.ProxyURL(u))
+		}, "Policy.Proxy"),
+		Entry("SetClient", func(c *colly.Collector, _ string) { c.SetClient(&http.Client{}) }, "transport was replaced"),
+		Entry("WithTransport", func(c *colly.Collector, _ string) { c.WithTransport(http.DefaultTransport) }, "transport was replaced"),
+		Entry("WithTransport on a clone", func(c *colly.Collector, _ string) { c.Clone().WithTransport(http.DefaultTransport) }, "transport was replaced"),
+		Entry("SetRequestTimeout", func(c *colly.Collector, _ string) { c.SetRequestTimeout(5e9) }, "Policy.Timeout"),
 	)
 })
-
-// userAgentOf is used by specs that check the UA of a single hit.
-func userAgentOf(h hit) string { return strings.TrimSpace(h.Header.Get("User-Agent")) }

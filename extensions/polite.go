@@ -67,10 +67,7 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	c.MaxBodySize = 0
 	c.UserAgent = d.UserAgent()
 
-	parent := c.Context
-	if parent == nil {
-		parent = context.Background()
-	}
+	parent := baseContext(c)
 	g := &guard{Context: parent, c: c, door: d, done: make(chan struct{}), logger: p.Logger, bus: d.Events()}
 	if g.logger == nil {
 		g.logger = slog.Default()
@@ -174,11 +171,7 @@ func refuse(c *colly.Collector, err error) {
 	c.WithTransport(refusingTransport{err})
 	done := make(chan struct{})
 	close(done)
-	parent := c.Context
-	if parent == nil {
-		parent = context.Background()
-	}
-	c.Context = &refusedContext{Context: parent, err: fmt.Errorf("%w: %w", err, context.Canceled), done: done}
+	c.Context = &refusedContext{Context: baseContext(c), err: fmt.Errorf("%w: %w", err, context.Canceled), done: done}
 }
 
 type refusingTransport struct{ err error }
@@ -199,3 +192,22 @@ type refusedContext struct {
 
 func (r *refusedContext) Done() <-chan struct{} { return r.done }
 func (r *refusedContext) Err() error            { return r.err }
+
+// baseContext is the collector's context without what an earlier Polite call wrapped around it,
+// so that calling Polite again (or after a refusal) replaces the door instead of being caught
+// by the old guard.
+func baseContext(c *colly.Collector) context.Context {
+	ctx := c.Context
+	for {
+		switch w := ctx.(type) {
+		case *guard:
+			ctx = w.Context
+		case *refusedContext:
+			ctx = w.Context
+		case nil:
+			return context.Background()
+		default:
+			return ctx
+		}
+	}
+}
