@@ -23,11 +23,14 @@ var _ = Describe("several doors in one process built with the default policy", f
 		base := politeness.Policy{Identity: exampleBot(), NoCache: true, Logger: slog.New(slog.DiscardHandler)}
 		slow := base
 		slow.Rate = 1
+		// A door authorised to go faster on another host must not bring a budget of its own here.
+		authorised := base
+		authorised.AuthorizedRates = map[string]float64{"fast.example": 10}
 		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 		defer cancel()
 		errs := &hcErrs{}
 		var wg sync.WaitGroup
-		for name, p := range map[string]politeness.Policy{"first": base, "second": base, "slow": slow} {
+		for name, p := range map[string]politeness.Policy{"first": base, "second": base, "slow": slow, "authorised": authorised} {
 			door, err := politeness.NewDoor(p)
 			Expect(err).NotTo(HaveOccurred())
 			for range 4 {
@@ -39,7 +42,7 @@ var _ = Describe("several doors in one process built with the default policy", f
 		Expect(l.errs).To(BeEmpty())
 		Expect(hcWindowMax(l.arrivals)).To(BeNumerically("<=", 3), "the origin's busiest second, all doors together")
 		Expect(hcRate(l.arrivals)).To(BeNumerically(">=", 2.4), "the budget is used, not split three ways")
-		for _, name := range []string{"first", "second", "slow"} {
+		for _, name := range []string{"first", "second", "slow", "authorised"} {
 			Expect(l.byClient).To(HaveKeyWithValue(name, BeNumerically(">", 0)), "requests from the %s door", name)
 		}
 		var slowArrivals []time.Time

@@ -22,8 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -118,7 +116,7 @@ func NewDoor(p Policy) (*Door, error) {
 	if stricter != nil {
 		// This door's own lower rate or concurrency, on top of the process-wide budget: a request
 		// waits for both, so the stricter rule wins and the origin still has one budget.
-		rt = hostclock.Layer(rt, stricter, hostclock.LayerOptions{Sink: d.bus})
+		rt = hostclock.Layer(rt, stricter, hostclock.LayerOptions{Sink: withoutPauses{d.bus}})
 	}
 	rt = backoff.Layer(rt, d.clock, backoff.Options{Sink: d.bus, Logger: logger})
 	if !p.NoCache {
@@ -190,9 +188,6 @@ func (d *Door) UserAgent() string { return d.policy.agent() }
 func (d *Door) Token() string { return d.policy.token() }
 
 var (
-	clocksMu sync.Mutex
-	clocks   = map[string]hostclock.Clock{}
-
 	keeperOnce sync.Once
 	keeper     *robots.Keeper
 )
@@ -200,44 +195,52 @@ var (
 // clocks returns the clock that holds p's budget and, for a policy stricter than the default,
 // a clock of the door's own that its requests pass as well:
 //   - Policy.Clock when set;
-//   - the default budget (3/s, 2 in flight): hostclock.Shared(), one budget per origin for the
-//     whole process;
-//   - a lower rate or concurrency: Shared() plus a clock of the door's own with those limits;
-//   - AuthorizedRates or a concurrency above the default: the process-wide clock of exactly that
-//     configuration. Doors of one process with different such configurations have separate
-//     budgets; give them one Policy.Clock to keep a single budget.
+//   - otherwise hostclock.Shared(), the one process-wide budget per origin, with p's
+//     AuthorizedRates registered on it (an authorisation belongs to the origin, so every door
+//     of the process may use it);
+//   - plus, for a lower Rate or Concurrency, a clock of the door's own with those limits: a
+//     request waits for both, so the stricter rule wins and the origin keeps one budget.
+//
+// A Concurrency above the default would widen every door's budget, so it needs an explicit
+// Policy.Clock.
 func (p Policy) clocks() (budget, stricter hostclock.Clock, err error) {
 	if p.Clock != nil {
 		return p.Clock, nil, nil
 	}
-	cfg := hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates, Concurrency: p.concurrency(), Logger: p.Logger}
-	if len(p.AuthorizedRates) == 0 && p.concurrency() <= DefaultConcurrency {
-		if p.rate() == DefaultRate && p.concurrency() == DefaultConcurrency {
-			return hostclock.Shared(), nil, nil
+	if p.Rate > DefaultRate {
+		return nil, nil, fmt.Errorf("etiquette: Policy.Rate %g is above %d starts per second per host; "+
+			"the RRZE crawler rules require the operator's authorisation for more: list the host and its rate in Policy.AuthorizedRates", p.Rate, DefaultRate)
+	}
+	if p.Concurrency > DefaultConcurrency {
+		return nil, nil, fmt.Errorf("etiquette: Policy.Concurrency %d is above the process-wide %d in flight per host; "+
+			"build a clock with hostclock.NewLocal(hostclock.Config{Concurrency: %d}) and pass it as Policy.Clock to every door of the process",
+			p.Concurrency, DefaultConcurrency, p.Concurrency)
+	}
+	shared := hostclock.Shared()
+	for key, rate := range p.AuthorizedRates {
+		if err := shared.Authorize(key, rate); err != nil {
+			return nil, nil, fmt.Errorf("etiquette: Policy.AuthorizedRates: %w", err)
 		}
-		own, err := hostclock.NewLocal(cfg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("etiquette: %w", err)
-		}
-		return hostclock.Shared(), own, nil
 	}
-	var auth []string
-	for k, v := range p.AuthorizedRates {
-		auth = append(auth, fmt.Sprintf("%s=%g", k, v))
+	if p.rate() == DefaultRate && p.concurrency() == DefaultConcurrency {
+		return shared, nil, nil
 	}
-	slices.Sort(auth)
-	key := fmt.Sprintf("%g|%d|%s", p.rate(), p.concurrency(), strings.Join(auth, ","))
-	clocksMu.Lock()
-	defer clocksMu.Unlock()
-	if c, ok := clocks[key]; ok {
-		return c, nil, nil
-	}
-	c, err := hostclock.NewLocal(cfg)
+	own, err := hostclock.NewLocal(hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates,
+		Concurrency: p.concurrency(), Logger: p.Logger})
 	if err != nil {
 		return nil, nil, fmt.Errorf("etiquette: %w", err)
 	}
-	clocks[key] = c
-	return c, nil, nil
+	return shared, own, nil
+}
+
+// withoutPauses drops Paused events. A door's own stricter clock learns the same outcomes as the
+// process-wide clock below it, which already reports every pause.
+type withoutPauses struct{ events.Sink }
+
+func (w withoutPauses) Emit(e events.Event) {
+	if e.Type != events.Paused {
+		w.Sink.Emit(e)
+	}
 }
 
 func processKeeper() *robots.Keeper {

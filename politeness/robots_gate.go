@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
 	"github.com/politecrawl/etiquette/politeness/robots"
@@ -68,10 +69,14 @@ const robotsMaxWait = 25 * time.Hour
 // The keeper bounds its fetch with a deadline (robots.Options.FetchTimeout), but a robots.txt
 // request may wait for its origin's turn far longer — behind a Retry-After or a Crawl-delay —
 // and time spent waiting must not turn into a false "unreachable" that refuses allowed pages.
-// So the deadline is replaced: the wait is bounded by robotsMaxWait, and the request itself,
-// from the grant of its slot, by the door's Timeout like every other request.
+// So the deadline is moved: the keeper's allowance bounds the exchange with the server, counted
+// from the grant of the slot (hostclock.WithTimeout), and the wait is bounded by robotsMaxWait.
 func (d *Door) fetchRobots(ctx context.Context, robotsURL string) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), robotsMaxWait)
+	exchange := d.policy.timeout()
+	if deadline, ok := ctx.Deadline(); ok {
+		exchange = time.Until(deadline)
+	}
+	ctx, cancel := context.WithTimeout(hostclock.WithTimeout(context.WithoutCancel(ctx), exchange), robotsMaxWait)
 	ctx = markInternal(kind.WithKind(ctx, kind.Robots))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
 	if err != nil {

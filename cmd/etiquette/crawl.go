@@ -245,17 +245,16 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 	if o.rate <= 0 {
 		return politeness.Policy{}, usagef("--rate %g: want a positive number of requests per second", o.rate)
 	}
-	p := politeness.Policy{Identity: id, Rate: o.rate, Concurrency: o.concurrency, NoCache: o.noCache}
-	if o.rate > politeness.DefaultRate {
-		// A rate above 3 is for the origins whose operators allowed it, and only those.
-		if len(o.authorized) == 0 {
-			return p, usagef("--rate %g is above %d requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, politeness.DefaultRate)
-		}
-		p.Rate = politeness.DefaultRate
+	if o.rate > politeness.DefaultRate && len(o.authorized) == 0 {
+		return politeness.Policy{}, usagef("--rate %g is above %d requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, politeness.DefaultRate)
 	}
-	if len(o.authorized) > 0 {
-		p.AuthorizedRates = o.authorized
+	// The crawl is the process: its clock is the budget, built from the flags (a rate above 3
+	// only for the hosts named in --authorized-rate).
+	clock, err := hostclock.NewLocal(hostclock.Config{Rate: min(o.rate, politeness.DefaultRate), Authorized: o.authorized, Concurrency: o.concurrency})
+	if err != nil {
+		return politeness.Policy{}, usagef("%v", err)
 	}
+	p := politeness.Policy{Identity: id, Clock: clock, NoCache: o.noCache}
 	if !o.noCache {
 		store, err := openCacheStore(o.cacheDir)
 		if err != nil {

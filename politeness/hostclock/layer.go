@@ -29,6 +29,16 @@ type LayerOptions struct {
 	Now func() time.Time
 }
 
+type timeoutKey struct{}
+
+// WithTimeout returns a copy of ctx that asks the layer to bound the request by d, counted from
+// the grant of its slot, instead of LayerOptions.Timeout. A caller whose own deadline is meant
+// for the exchange with the server, not for the wait for the origin's turn, moves it here. Only
+// a layer that times requests (a positive LayerOptions.Timeout) applies it.
+func WithTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, timeoutKey{}, d)
+}
+
 // Layer returns the host clock layer: every request waits in c for a start slot to its origin
 // (its budget key), then goes to next with its timeout starting there. The slot is handed back —
 // and the clock taught the outcome — when the response body is closed or read to EOF, or when the
@@ -84,8 +94,12 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.o.Sink.Emit(e)
 	}
 	ctx, cancel := req.Context(), context.CancelFunc(func() {})
-	if t.o.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, t.o.Timeout)
+	timeout := t.o.Timeout
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && timeout > 0 {
+		timeout = d
+	}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	req = req.WithContext(httptrace.WithClientTrace(ctx, sentTrace(lease)))
 	finish := func(out Outcome) {

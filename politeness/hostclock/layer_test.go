@@ -147,6 +147,40 @@ func TestLayerTimeoutStartsAtGrant(t *testing.T) {
 	}
 }
 
+func TestLayerWithTimeoutReplacesTheLayersTimeout(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(300 * time.Millisecond):
+			io.WriteString(w, "late")
+		}
+	})
+	c, err := NewLocal(Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(rt http.RoundTripper, ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		return err
+	}
+	timed := Layer(nil, c, LayerOptions{Timeout: 10 * time.Second})
+	if err := get(timed, WithTimeout(context.Background(), 50*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WithTimeout(50ms) on a 300 ms answer: %v, want a deadline error", err)
+	}
+	if err := get(timed, context.Background()); err != nil {
+		t.Errorf("without WithTimeout the layer's 10 s apply: %v", err)
+	}
+	untimed := Layer(nil, c, LayerOptions{})
+	if err := get(untimed, WithTimeout(context.Background(), 50*time.Millisecond)); err != nil {
+		t.Errorf("a layer without a timeout leaves the request unbounded: %v", err)
+	}
+}
+
 func TestLayerRetryAfterPausesTheOriginOnly(t *testing.T) {
 	throttled := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 1 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -708,6 +709,39 @@ func (l *Local) giveUp(s *state, now time.Time, reason string) verdict {
 	s.st.GiveUps++
 	s.st.GiveUpReason = reason
 	return verdict{pause: &Pause{Reason: ReasonGiveUp}, gaveUp: true}
+}
+
+// Authorize records that key's operator allowed rate starts per second (the RRZE crawler rules
+// require that authorisation for more than DefaultRate), for every user of this clock: the
+// authorisation belongs to the origin, not to one caller. It replaces an earlier authorisation
+// of key; a lower rate from Config.Rates still wins. Use it to let a door with authorised rates
+// share the process-wide clock instead of keeping a budget of its own.
+func (l *Local) Authorize(key string, rate float64) error {
+	m, err := normalizeRates("Authorized", map[string]float64{key: rate})
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	auth := maps.Clone(l.cfg.Authorized)
+	if auth == nil {
+		auth = map[string]float64{}
+	}
+	for k, r := range m {
+		auth[k] = r
+		if s, ok := l.origins[k]; ok {
+			if lower, ok := l.cfg.Rates[k]; ok {
+				r = min(r, lower)
+			}
+			if s.rate != r {
+				s.rate = r
+				s.retime(l.cfg.Margin)
+				notifyHead(s)
+			}
+		}
+	}
+	l.cfg.Authorized = auth
+	return nil
 }
 
 // SetFloor sets key's Crawl-delay floor; see [Clock]. A floor above Config.MaxFloor is capped and

@@ -510,3 +510,47 @@ func TestWindowCountsFromWhenTheRequestLeft(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthorizeRaisesOneOriginForEveryUser(t *testing.T) {
+	l, m := newTestLocal(t, Config{Rates: map[string]float64{"c.example": 2}})
+	spacing := func(key string) time.Duration {
+		t.Helper()
+		first := acquire(t, m, l, key)
+		first.Done(Outcome{Status: 200})
+		second := acquire(t, m, l, key)
+		second.Done(Outcome{Status: 200})
+		return second.Grant().At.Sub(first.Grant().At)
+	}
+	if got := spacing("a.example"); got != spaced(3) {
+		t.Fatalf("before authorisation: %v, want %v", got, spaced(3))
+	}
+	if err := l.Authorize("A.Example:443", 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := spacing("a.example"); got != spaced(10) {
+		t.Errorf("an origin already seen, after authorisation: %v, want %v", got, spaced(10))
+	}
+	if err := l.Authorize("b.example", 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := spacing("b.example"); got != spaced(10) {
+		t.Errorf("an origin first seen after authorisation: %v, want %v", got, spaced(10))
+	}
+	if err := l.Authorize("c.example", 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := spacing("c.example"); got != spaced(2) {
+		t.Errorf("a lower configured rate still wins: %v, want %v", got, spaced(2))
+	}
+	if got := spacing("d.example"); got != spaced(3) {
+		t.Errorf("other origins keep the default: %v", got)
+	}
+	for _, bad := range []struct {
+		key  string
+		rate float64
+	}{{"a.example", 0}, {"a.example", -1}, {"a.example/path", 5}, {"", 5}} {
+		if err := l.Authorize(bad.key, bad.rate); err == nil {
+			t.Errorf("Authorize(%q, %g) accepted", bad.key, bad.rate)
+		}
+	}
+}
