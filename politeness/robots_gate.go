@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -24,7 +23,7 @@ import (
 // so that the gate lets it through instead of deciding robots.txt for robots.txt.
 func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
 	token := d.policy.token()
-	var floors sync.Map // budget key → crawl-delay already handed to the clock
+	floors := floorBookFor(d.clock)
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		k := kind.FromContext(req.Context())
 		budget, _ := origin.BudgetKey(req.URL)
@@ -42,11 +41,9 @@ func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
 				Method: req.Method, Reason: "error", Detail: err.Error(), Err: err})
 			return nil, fmt.Errorf("robots.txt for %s: %w", req.URL.Redacted(), err)
 		}
-		if delay, ok := entry.CrawlDelay(token); ok && delay > 0 {
-			if prev, loaded := floors.Swap(budget, delay); !loaded || prev.(time.Duration) != delay {
-				d.clock.SetFloor(budget, delay)
-			}
-		}
+		delay, _ := entry.CrawlDelay(token)
+		robotsKey, _ := origin.RobotsKey(req.URL)
+		floors.record(d.clock, budget, robotsKey+" "+token, delay)
 		dec := entry.Decide(token, req.URL)
 		if !dec.Allowed {
 			derr := &robots.DisallowedError{URL: req.URL.String(), Token: token, Decision: dec}
