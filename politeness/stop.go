@@ -3,7 +3,10 @@ package politeness
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 )
 
 // ErrStopped is the error of a request that had not reached the wire when [Door.Stop] was
@@ -15,6 +18,7 @@ var ErrStopped = fmt.Errorf("etiquette: the door was stopped before this request
 // its origin's turn or for a Retry-After. Stop cancels every pending request.
 type pending struct {
 	cancel context.CancelCauseFunc
+	onWire atomic.Int32 // sends of this request whose response is not finished yet
 }
 
 type pendingKey struct{}
@@ -26,7 +30,9 @@ type pendingKey struct{}
 func (d *Door) Stop() {
 	d.stopped.Store(true)
 	d.pending.Range(func(k, _ any) bool {
-		k.(*pending).cancel(ErrStopped)
+		if p := k.(*pending); p.onWire.Load() == 0 {
+			p.cancel(ErrStopped)
+		}
 		return true
 	})
 }
@@ -51,20 +57,51 @@ func (d *Door) track(req *http.Request) (*http.Request, func()) {
 	}
 }
 
-// wireLayer is the last step before the base transport: a request that gets here is about to be
-// sent, so it is no longer pending; after Stop, nothing new passes — robots.txt fetches that
-// were waiting for their turn included.
+// wireLayer is the last step before the base transport. While a request's response is on the
+// wire (until its body is finished) Stop leaves it alone; before that — and between a 429 and
+// its retry — Stop cancels it. After Stop nothing new passes, robots.txt fetches that were
+// waiting for their turn included.
 func wireLayer(next http.RoundTripper, d *Door) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if p, ok := req.Context().Value(pendingKey{}).(*pending); ok {
-			d.pending.Delete(p)
-		}
 		if d.stopped.Load() {
 			if req.Body != nil {
 				req.Body.Close()
 			}
 			return nil, ErrStopped
 		}
-		return next.RoundTrip(req)
+		p, _ := req.Context().Value(pendingKey{}).(*pending)
+		if p == nil {
+			return next.RoundTrip(req)
+		}
+		p.onWire.Add(1)
+		resp, err := next.RoundTrip(req)
+		if err != nil || resp.Body == nil || resp.Body == http.NoBody {
+			// Nothing left to read: the layers above recognise an empty body by http.NoBody.
+			p.onWire.Add(-1)
+			return resp, err
+		}
+		resp.Body = &offWire{ReadCloser: resp.Body, p: p}
+		return resp, nil
 	})
+}
+
+// offWire ends a send's time on the wire when its body is read to the end or closed.
+type offWire struct {
+	io.ReadCloser
+	p    *pending
+	once sync.Once
+}
+
+func (b *offWire) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	if err != nil {
+		b.once.Do(func() { b.p.onWire.Add(-1) })
+	}
+	return n, err
+}
+
+func (b *offWire) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(func() { b.p.onWire.Add(-1) })
+	return err
 }
