@@ -1,6 +1,7 @@
 package etiquette_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -277,6 +278,27 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			Expect(methods).To(HaveKey(http.MethodConnect))
 			Expect(methods).To(HaveKey(http.MethodGet))
 			Expect(home.Hits()).To(BeEmpty(), "everything went through the proxy")
+		})
+
+		It("identifies itself on CONNECT also when the base transport computes its own CONNECT headers", func() {
+			proxy := newSite(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
+			DeferCleanup(proxy.Close)
+			tlsSite := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			DeferCleanup(tlsSite.Close)
+			p := isolatedPolicy(tlsSite.Listener.Addr().String())
+			proxyURL, _ := url.Parse(proxy.URL)
+			p.Proxy = http.ProxyURL(proxyURL)
+			p.BaseTransport = &http.Transport{GetProxyConnectHeader: func(context.Context, *url.URL, string) (http.Header, error) {
+				return http.Header{"Proxy-Authorization": {"Basic dXNlcjpwYXNz"}}, nil
+			}}
+			Expect(extensions.Polite(c, p)).To(Succeed())
+			_ = c.Visit(tlsSite.URL + "/tunnelled")
+			Expect(proxy.Hits()).NotTo(BeEmpty())
+			for _, h := range proxy.Hits() {
+				Expect(h.Method).To(Equal(http.MethodConnect))
+				Expect(h.Header.Get("User-Agent")).To(Equal(exampleUA))
+				Expect(h.Header.Get("Proxy-Authorization")).NotTo(BeEmpty(), "the transport's own header is kept")
+			}
 		})
 	})
 

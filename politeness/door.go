@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 
@@ -108,7 +109,22 @@ func NewDoor(p Policy) (*Door, error) {
 		base.Proxy = p.Proxy
 	}
 	// A proxy CONNECT carries no request headers of ours; without this it says Go-http-client.
-	base.ProxyConnectHeader = http.Header{"User-Agent": {p.agent()}}
+	agent := p.agent()
+	if base.ProxyConnectHeader == nil {
+		base.ProxyConnectHeader = http.Header{}
+	}
+	base.ProxyConnectHeader.Set("User-Agent", agent)
+	if get := base.GetProxyConnectHeader; get != nil {
+		// A transport that computes its CONNECT headers would otherwise replace ours.
+		base.GetProxyConnectHeader = func(ctx context.Context, proxyURL *url.URL, target string) (http.Header, error) {
+			h, err := get(ctx, proxyURL, target)
+			if h == nil {
+				h = http.Header{}
+			}
+			h.Set("User-Agent", agent)
+			return h, err
+		}
+	}
 
 	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
 	var rt http.RoundTripper = wireLayer(base, d)

@@ -227,6 +227,9 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	if ctx.Err() != nil {
 		return exitInterrupted, nil
 	}
+	if out.pages() == 0 {
+		return exitNo, errors.New("no page could be fetched; the lines on stdout say why")
+	}
 	return exitOK, nil
 }
 
@@ -307,13 +310,14 @@ func hasNofollow(values []string) bool {
 
 // crawlOutput writes crawl's JSON lines and keeps what the summary needs.
 type crawlOutput struct {
-	mu       sync.Mutex
-	enc      *json.Encoder
-	stderr   io.Writer
-	cache    map[string]string // final URL → cache outcome of its last response
-	kinds    map[string]string
-	lines    int
-	refusals map[string]int
+	mu        sync.Mutex
+	enc       *json.Encoder
+	stderr    io.Writer
+	cache     map[string]string // final URL → cache outcome of its last response
+	kinds     map[string]string
+	lines     int
+	pagesSeen int // lines of pages that got a response
+	refusals  map[string]int
 }
 
 func newCrawlOutput(e env) *crawlOutput {
@@ -333,6 +337,11 @@ func (o *crawlOutput) write(l line) {
 // event receives the door's stream: responses to requests the door made itself (robots.txt)
 // become lines of their own; the others leave their cache outcome for the page's line.
 func (o *crawlOutput) event(ev events.Event) {
+	if ev.Type == events.Refused && ev.Kind == kind.Robots {
+		// robots.txt itself could not be fetched (network error, timeout, too many redirects).
+		o.write(line{URL: ev.URL, Kind: string(ev.Kind), FoundVia: "door", Refused: "error", Reason: ev.Detail})
+		return
+	}
 	if ev.Type != events.Response {
 		return
 	}
@@ -346,8 +355,16 @@ func (o *crawlOutput) event(ev events.Event) {
 	o.mu.Unlock()
 }
 
+// pages counts the pages that got a response (of any status).
+func (o *crawlOutput) pages() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.pagesSeen
+}
+
 func (o *crawlOutput) page(u, final string, status int, via string, n int64) {
 	o.mu.Lock()
+	o.pagesSeen++
 	cache, k := o.cache[final], o.kinds[final]
 	o.mu.Unlock()
 	if k == "" {

@@ -55,10 +55,12 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	resp, err := door.Client().Do(req)
 	if err != nil {
 		var dis *robots.DisallowedError
-		if errors.As(err, &dis) {
-			fmt.Fprintf(e.stderr, "etiquette: robots.txt blocks %s for %s\n", dis.Token, u)
+		if errors.As(err, &dis) && dis.Decision.Line > 0 {
+			fmt.Fprintf(e.stderr, "etiquette: robots.txt blocks %s for %s (line %d: %s)\n", dis.Token, u, dis.Decision.Line, dis.Decision.Rule)
 			return exitRobots, nil
 		}
+		// A robots.txt that could not be read is not the site blocking this token: it is a
+		// failure to fetch (exit 1), reported with the reason.
 		return exitNo, err
 	}
 	defer resp.Body.Close()
