@@ -2,7 +2,10 @@ package etiquette_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/robots"
 )
@@ -73,5 +77,35 @@ var _ = Describe("an origin that is paused when its robots.txt is first needed",
 		Expect(resp.StatusCode).To(Equal(200))
 		Expect(s.Paths()).To(HaveExactElements("/robots.txt", "/page"))
 		Expect(s.Hits()[0].At.Sub(started)).To(BeNumerically(">=", 1900*time.Millisecond), "nothing before the pause ended")
+	})
+})
+
+var _ = Describe("re-reading a page that is still fresh in the cache", func() {
+	It("costs the site nothing and does not wait for the origin's turn", func() {
+		s := newSite(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "max-age=3600")
+			fmt.Fprint(w, "<html>fresh for an hour</html>")
+		})
+		DeferCleanup(s.Close)
+		p := isolatedPolicy() // 3 starts per second: ten budgeted requests would take over 3 s
+		p.NoCache = false
+		p.CacheStore = cache.NewMemoryStore(0)
+		door, err := politeness.NewDoor(p)
+		Expect(err).NotTo(HaveOccurred())
+		read := func() {
+			resp, err := door.Client().Get(s.URL + "/page")
+			Expect(err).NotTo(HaveOccurred())
+			_, err = io.ReadAll(resp.Body)
+			Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+		}
+		read()
+		started := time.Now()
+		for range 10 {
+			read()
+		}
+		Expect(time.Since(started)).To(BeNumerically("<", 1500*time.Millisecond), "no read waited for a start slot")
+		Expect(s.Paths()).To(HaveExactElements("/robots.txt", "/page"))
+		Expect(door.Stats().Cache).To(HaveKeyWithValue("fresh", 10))
 	})
 })
