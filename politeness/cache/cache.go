@@ -31,6 +31,7 @@ import (
 
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
 )
 
 // StatusHeader is the response header in which the transport reports what it did, read by
@@ -790,8 +791,14 @@ func (t *Transport) revalidateInBackground(req *http.Request, key string, e *Ent
 			return
 		}
 		// Reading to EOF commits a new full response to the store.
-		_, _ = io.Copy(io.Discard, resp.Body)
+		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		// No caller reads this response, so the door's report layer never sees it: report it
+		// here, so the operator's cost is counted all the same.
+		budget, _ := origin.BudgetKey(req.URL)
+		t.o.Events.Emit(events.Event{Type: events.Response, URL: req.URL.String(), Origin: budget,
+			Kind: kind.FromContext(req.Context()), Method: req.Method, Status: resp.StatusCode,
+			Cache: StatusOf(resp), Bytes: n, Detail: "background revalidation (stale-while-revalidate)"})
 	}()
 }
 

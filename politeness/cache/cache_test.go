@@ -14,6 +14,7 @@ import (
 	"github.com/gregjones/httpcache"
 
 	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
@@ -590,7 +591,14 @@ func TestStaleWhileRevalidate(t *testing.T) {
 		w.Header().Set("Cache-Control", "max-age=10, stale-while-revalidate=60")
 		return "v" + version
 	})
-	tr := newCache(c, cache.Options{})
+	var bg []events.Event
+	var bgMu sync.Mutex
+	sink := sinkFunc(func(e events.Event) {
+		bgMu.Lock()
+		bg = append(bg, e)
+		bgMu.Unlock()
+	})
+	tr := newCache(c, cache.Options{Events: sink})
 	get(t, tr, srv.URL)
 	mu.Lock()
 	version = "2"
@@ -612,7 +620,17 @@ func TestStaleWhileRevalidate(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	bgMu.Lock()
+	defer bgMu.Unlock()
+	if len(bg) != 1 || bg[0].Type != events.Response || bg[0].Status != 200 || bg[0].Bytes != 2 || bg[0].Cache != cache.Miss {
+		t.Errorf("the background revalidation was reported as %+v; want one Response event, 200, 2 bytes, miss", bg)
+	}
 }
+
+// sinkFunc lets a function receive events.
+type sinkFunc func(events.Event)
+
+func (f sinkFunc) Emit(e events.Event) { f(e) }
 
 func TestMemoryStoreBounds(t *testing.T) {
 	c := newClock()
