@@ -161,6 +161,19 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			Expect(last.Path).To(Equal("/second"))
 			Expect(last.Header.Get("User-Agent")).To(HavePrefix("ExampleBot/2.0 "))
 		})
+
+		It("keeps clones made before it working, with the new door", func() {
+			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			clone := c.Clone()
+			p := isolatedPolicy(home.budgetKey())
+			p.Identity.Version = "3.0"
+			Expect(extensions.Polite(c, p)).To(Succeed())
+			Expect(clone.Visit(home.URL + "/from-old-clone")).To(Succeed())
+			last := home.Hits()[len(home.Hits())-1]
+			Expect(last.Path).To(Equal("/from-old-clone"))
+			Expect(last.Header.Get("User-Agent")).To(HavePrefix("ExampleBot/3.0 "))
+			Expect(extensions.Status(clone)).To(Succeed())
+		})
 	})
 
 	Context("with extensions.Identify, the default policy", func() {

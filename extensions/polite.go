@@ -54,9 +54,19 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	if c == nil {
 		return nil, errors.New("etiquette: nil collector")
 	}
+	if _, ok := clientOf(c); !ok {
+		return nil, errors.New("etiquette: this Colly version's collector layout is not the one Polite was built for (v2.3.0); cannot watch its transport")
+	}
+	logger := p.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
 	d, err := politeness.NewDoor(p)
 	if err != nil {
-		refuse(c, err)
+		// Leave c unable to send: its transport fails every request, and its context is done.
+		err = fmt.Errorf("%w (this collector sends nothing until extensions.Polite succeeds)", err)
+		c.WithTransport(refusingTransport{err})
+		installGuard(c, &guardState{refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
 		return nil, err
 	}
 	c.WithTransport(d)
@@ -66,22 +76,13 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	c.CacheDir = ""
 	c.MaxBodySize = 0
 	c.UserAgent = d.UserAgent()
-
-	parent := baseContext(c)
-	g := &guard{Context: parent, c: c, door: d, done: make(chan struct{}), logger: p.Logger, bus: d.Events()}
-	if g.logger == nil {
-		g.logger = slog.Default()
-	}
-	if _, ok := clientOf(c); !ok {
-		return nil, errors.New("etiquette: this Colly version's collector layout is not the one Polite was built for (v2.3.0); cannot watch its transport")
-	}
-	c.Context = g
+	installGuard(c, &guardState{door: d, logger: logger, bus: d.Events()})
 	return d, nil
 }
 
 // Status reports whether c still sends through the door installed by Polite: nil when it does,
 // an error naming what changed when a setter replaced or weakened it, or an error when Polite was
-// never installed on c (clones answer for the collector they were cloned from).
+// never installed on c or refused (clones answer as the collector they were cloned from).
 func Status(c *colly.Collector) error {
 	g, ok := c.Context.(*guard)
 	if !ok {
@@ -94,24 +95,58 @@ func Status(c *colly.Collector) error {
 // collector's client no longer has the door as its transport, or has an overall timeout (which
 // would count the wait for the host clock against the request), so no request leaves outside
 // the door: Go's client and transport refuse to send on a cancelled context.
+//
+// Colly's Clone copies c.Context, so a collector and its clones share one guard; calling Polite
+// again updates that guard's state rather than wrapping another guard around it, so clones made
+// before follow the new door.
 type guard struct {
 	context.Context
-	c      *colly.Collector
-	door   *politeness.Door
-	logger *slog.Logger
-	bus    *events.Bus
+	c     *colly.Collector
+	state atomic.Pointer[guardState]
+}
+
+// guardState is what one Polite call installed: a door, or the refusal of an invalid policy.
+type guardState struct {
+	door    *politeness.Door
+	refused error // non-nil: Polite failed; the context is done from the start
+	logger  *slog.Logger
+	bus     *events.Bus
 
 	once   sync.Once
 	done   chan struct{}
 	bypass atomic.Pointer[error]
 }
 
-// check returns the parent's error, or the bypass error once the door was replaced or weakened.
+// installGuard gives c's guard the state st, wrapping c's context in a guard the first time.
+func installGuard(c *colly.Collector, st *guardState) {
+	st.done = make(chan struct{})
+	if st.refused != nil {
+		close(st.done)
+	}
+	if g, ok := c.Context.(*guard); ok {
+		g.state.Store(st)
+		return
+	}
+	parent := c.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	g := &guard{Context: parent, c: c}
+	g.state.Store(st)
+	c.Context = g
+}
+
+// check returns the parent's error, the refusal, or the bypass error once the door was replaced
+// or weakened.
 func (g *guard) check() error {
 	if err := g.Context.Err(); err != nil {
 		return err
 	}
-	if e := g.bypass.Load(); e != nil {
+	st := g.state.Load()
+	if st.refused != nil {
+		return st.refused
+	}
+	if e := st.bypass.Load(); e != nil {
 		return *e
 	}
 	client, _ := clientOf(g.c)
@@ -119,33 +154,42 @@ func (g *guard) check() error {
 	switch {
 	case client == nil:
 		why = "the collector has no HTTP client"
-	case client.Transport != http.RoundTripper(g.door):
+	case client.Transport != http.RoundTripper(st.door):
 		why = fmt.Sprintf("its transport was replaced (now %T) — SetProxy, SetProxyFunc, SetClient or WithTransport was called after Polite; set Policy.Proxy or Policy.BaseTransport instead", client.Transport)
 	case client.Timeout != 0:
 		why = fmt.Sprintf("SetRequestTimeout(%s) was called after Polite: a client timeout counts the wait for the origin's turn; set Policy.Timeout instead", client.Timeout)
 	default:
 		return nil
 	}
-	g.once.Do(func() {
+	st.once.Do(func() {
 		err := fmt.Errorf("%w: %s: %w", ErrDoorBypassed, why, context.Canceled)
-		g.bypass.Store(&err)
-		close(g.done)
-		g.logger.Error("etiquette: collector no longer polite; its requests are cancelled", "reason", why)
-		g.bus.Emit(events.Event{Type: events.Notice, Reason: "door-bypassed", Detail: err.Error(), Err: err})
+		st.bypass.Store(&err)
+		close(st.done)
+		st.logger.Error("etiquette: collector no longer polite; its requests are cancelled", "reason", why)
+		st.bus.Emit(events.Event{Type: events.Notice, Reason: "door-bypassed", Detail: err.Error(), Err: err})
 	})
-	return *g.bypass.Load()
+	return *st.bypass.Load()
 }
 
-// Done is closed when the parent is done or the door was bypassed.
+// Done is closed when the parent is done, Polite refused, or the door was bypassed.
 func (g *guard) Done() <-chan struct{} {
-	if g.check() != nil && g.bypass.Load() != nil {
-		return g.done
+	if g.check() != nil && g.Context.Err() == nil {
+		return g.state.Load().done
 	}
 	return g.Context.Done()
 }
 
-// Err reports the parent's error or the bypass.
+// Err reports the parent's error, the refusal or the bypass.
 func (g *guard) Err() error { return g.check() }
+
+type refusingTransport struct{ err error }
+
+func (t refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, t.err
+}
 
 // clientOf reads the collector's unexported HTTP client. Colly v2.3.0 has no getter for it, and
 // the door must notice when a setter replaced the transport. The read is checked against the
@@ -162,52 +206,4 @@ func clientOf(c *colly.Collector) (*http.Client, bool) {
 	}
 	client := *(**http.Client)(unsafe.Pointer(f.UnsafeAddr()))
 	return client, true
-}
-
-// refuse leaves c unable to send: its transport fails every request with err, and its context
-// is cancelled with err, so neither Colly's client nor a transport a setter installs later sends.
-func refuse(c *colly.Collector, err error) {
-	err = fmt.Errorf("%w (this collector sends nothing until extensions.Polite succeeds)", err)
-	c.WithTransport(refusingTransport{err})
-	done := make(chan struct{})
-	close(done)
-	c.Context = &refusedContext{Context: baseContext(c), err: fmt.Errorf("%w: %w", err, context.Canceled), done: done}
-}
-
-type refusingTransport struct{ err error }
-
-func (t refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	return nil, t.err
-}
-
-// refusedContext is a context that is done from the start, with the reason as its error.
-type refusedContext struct {
-	context.Context
-	err  error
-	done chan struct{}
-}
-
-func (r *refusedContext) Done() <-chan struct{} { return r.done }
-func (r *refusedContext) Err() error            { return r.err }
-
-// baseContext is the collector's context without what an earlier Polite call wrapped around it,
-// so that calling Polite again (or after a refusal) replaces the door instead of being caught
-// by the old guard.
-func baseContext(c *colly.Collector) context.Context {
-	ctx := c.Context
-	for {
-		switch w := ctx.(type) {
-		case *guard:
-			ctx = w.Context
-		case *refusedContext:
-			ctx = w.Context
-		case nil:
-			return context.Background()
-		default:
-			return ctx
-		}
-	}
 }

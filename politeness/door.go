@@ -118,6 +118,8 @@ func NewDoor(p Policy) (*Door, error) {
 		// A transport that computes its CONNECT headers would otherwise replace ours.
 		base.GetProxyConnectHeader = func(ctx context.Context, proxyURL *url.URL, target string) (http.Header, error) {
 			h, err := get(ctx, proxyURL, target)
+			// The function may hand out a map it shares; set ours on a copy.
+			h = h.Clone()
 			if h == nil {
 				h = http.Header{}
 			}

@@ -59,49 +59,72 @@ func (d *Door) track(req *http.Request) (*http.Request, func()) {
 
 // wireLayer is the last step before the base transport. While a request's response is on the
 // wire (until its body is finished) Stop leaves it alone; before that — and between a 429 and
-// its retry — Stop cancels it. After Stop nothing new passes, robots.txt fetches that were
-// waiting for their turn included.
+// its retry — Stop cancels it, and after Stop nothing new passes.
+//
+// robots.txt fetches are the exception: they belong to the keeper that every door of the process
+// shares, and a fetch refused because one door stopped would leave "unreachable" — a complete
+// disallow — for all the others. So they are neither tracked nor refused.
 func wireLayer(next http.RoundTripper, d *Door) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if isInternal(req.Context()) {
+			return next.RoundTrip(req)
+		}
+		p, _ := req.Context().Value(pendingKey{}).(*pending)
+		if p != nil {
+			// Count the send before looking at stopped; Stop sets stopped before it reads the
+			// count, so one of the two always sees the other.
+			p.onWire.Add(1)
+		}
 		if d.stopped.Load() {
+			if p != nil {
+				p.onWire.Add(-1)
+			}
 			if req.Body != nil {
 				req.Body.Close()
 			}
 			return nil, ErrStopped
 		}
-		p, _ := req.Context().Value(pendingKey{}).(*pending)
 		if p == nil {
 			return next.RoundTrip(req)
 		}
-		p.onWire.Add(1)
 		resp, err := next.RoundTrip(req)
 		if err != nil || resp.Body == nil || resp.Body == http.NoBody {
 			// Nothing left to read: the layers above recognise an empty body by http.NoBody.
-			p.onWire.Add(-1)
+			p.offWire(d)
 			return resp, err
 		}
-		resp.Body = &offWire{ReadCloser: resp.Body, p: p}
+		resp.Body = &offWire{ReadCloser: resp.Body, p: p, d: d}
 		return resp, nil
 	})
+}
+
+// offWire records that one send of p is finished. If the door stopped meanwhile and nothing of
+// p is on the wire any more, p is cancelled now: Stop skipped it while its response was arriving,
+// and whatever comes next (a retry waiting out a Retry-After) must not wait on.
+func (p *pending) offWire(d *Door) {
+	if p.onWire.Add(-1) == 0 && d.stopped.Load() {
+		p.cancel(ErrStopped)
+	}
 }
 
 // offWire ends a send's time on the wire when its body is read to the end or closed.
 type offWire struct {
 	io.ReadCloser
 	p    *pending
+	d    *Door
 	once sync.Once
 }
 
 func (b *offWire) Read(buf []byte) (int, error) {
 	n, err := b.ReadCloser.Read(buf)
 	if err != nil {
-		b.once.Do(func() { b.p.onWire.Add(-1) })
+		b.once.Do(func() { b.p.offWire(b.d) })
 	}
 	return n, err
 }
 
 func (b *offWire) Close() error {
 	err := b.ReadCloser.Close()
-	b.once.Do(func() { b.p.onWire.Add(-1) })
+	b.once.Do(func() { b.p.offWire(b.d) })
 	return err
 }

@@ -3,11 +3,15 @@ package politeness
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
 func TestStopCancelsWaitingRequestsAndLetsTheWireFinish(t *testing.T) {
@@ -70,5 +74,114 @@ func TestStopCancelsWaitingRequestsAndLetsTheWireFinish(t *testing.T) {
 	}
 	if n := throttled.Load(); n != 1 {
 		t.Errorf("the throttled page reached the site %d times, want once", n)
+	}
+}
+
+// Stop is called while a 429's body is still arriving: Stop leaves it (it is on the wire), but
+// the retry that would follow must not then wait out the Retry-After.
+func TestStopWhileA429IsArrivingCancelsItsRetry(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			return
+		}
+		w.Header().Set("Retry-After", "10")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.(http.Flusher).Flush()
+		time.Sleep(500 * time.Millisecond)
+		io.WriteString(w, "slow down")
+	}))
+	defer srv.Close()
+	d := testDoor(t, srv, nil)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := d.Client().Get(srv.URL + "/a")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(250 * time.Millisecond)
+	stopped := time.Now()
+	d.Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrStopped) {
+			t.Errorf("got %v, want ErrStopped", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the retry still waited for Retry-After %v after Stop", time.Since(stopped))
+	}
+}
+
+// robots.txt fetches belong to the keeper every door shares: stopping the door that happened to
+// start one must not leave a false "unreachable" for another door waiting on the same fetch.
+func TestStoppingOneDoorDoesNotFailAnothersRobotsTxt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	clock, err := hostclock.NewLocal(hostclock.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeper := robots.NewKeeper(robots.Options{})
+	shared := func(p *Policy) { p.Clock, p.Robots = clock, keeper }
+	a, b := testDoor(t, srv, shared), testDoor(t, srv, shared)
+	clock.Pause(srv.Listener.Addr().String(), time.Now().Add(time.Second), "test")
+	aDone := make(chan error, 1)
+	go func() {
+		resp, err := a.Client().Get(srv.URL + "/a") // starts the robots.txt fetch, which waits
+		if err == nil {
+			resp.Body.Close()
+		}
+		aDone <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	a.Stop()
+	if err := <-aDone; !errors.Is(err, ErrStopped) {
+		t.Errorf("door A after Stop: %v, want ErrStopped", err)
+	}
+	resp, err := b.Client().Get(srv.URL + "/b")
+	if err != nil {
+		t.Fatalf("door B failed after door A stopped: %v", err)
+	}
+	resp.Body.Close()
+}
+
+// A page waiting for robots.txt is not "on the wire" while robots.txt's body arrives.
+func TestStopWhileRobotsTxtArrivesCancelsTheWaitingPage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			time.Sleep(time.Second)
+			io.WriteString(w, "User-agent: *\nCrawl-delay: 5\n")
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	d := testDoor(t, srv, nil)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := d.Client().Get(srv.URL + "/a")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	d.Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrStopped) {
+			t.Errorf("got %v, want ErrStopped", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the page still waited after Stop")
 	}
 }

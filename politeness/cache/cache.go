@@ -603,6 +603,10 @@ func (b *teeBody) Close() error {
 // serve answers req from a stored response.
 func (t *Transport) serve(req *http.Request, e *Entry, body io.ReadCloser, status string, now time.Time) *http.Response {
 	h := e.Header.Clone()
+	for _, n := range t.o.OmitHeaders {
+		// Also for entries stored before the option was set (an older cache directory).
+		h.Del(n)
+	}
 	h.Set("Age", strconv.FormatInt(int64(currentAge(e, now)/time.Second), 10))
 	h.Set(StatusHeader, status)
 	resp := &http.Response{

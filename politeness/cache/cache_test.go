@@ -704,4 +704,21 @@ func TestOmitHeadersAreNeverStored(t *testing.T) {
 	if again := get(nil); again.Header.Get("Set-Cookie") != "" {
 		t.Errorf("Set-Cookie from a 304 was merged into the stored response: %q", again.Header.Get("Set-Cookie"))
 	}
+	// An entry stored without the option (an older cache directory) is not replayed either.
+	plain := cache.New(http.DefaultTransport, store, cache.Options{})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/old", nil)
+	if resp, err := plain.RoundTrip(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	rt = cache.New(http.DefaultTransport, store, cache.Options{OmitHeaders: []string{"Set-Cookie"}})
+	req, _ = http.NewRequest(http.MethodGet, srv.URL+"/old", nil)
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cache.StatusOf(resp) != cache.Fresh || resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("an old entry: status %q, Set-Cookie %q; want fresh and none", cache.StatusOf(resp), resp.Header.Get("Set-Cookie"))
+	}
 }

@@ -713,8 +713,9 @@ func (l *Local) giveUp(s *state, now time.Time, reason string) verdict {
 
 // Authorize records that key's operator allowed rate starts per second (the RRZE crawler rules
 // require that authorisation for more than DefaultRate), for every user of this clock: the
-// authorisation belongs to the origin, not to one caller. It replaces an earlier authorisation
-// of key; a lower rate from Config.Rates still wins. Use it to let a door with authorised rates
+// authorisation belongs to the origin, not to one caller. When callers disagree the lowest
+// authorised rate holds, so the order in which doors start does not decide the load on the
+// site; a lower rate from Config.Rates still wins. Use it to let a door with authorised rates
 // share the process-wide clock instead of keeping a budget of its own.
 func (l *Local) Authorize(key string, rate float64) error {
 	m, err := normalizeRates("Authorized", map[string]float64{key: rate})
@@ -728,6 +729,9 @@ func (l *Local) Authorize(key string, rate float64) error {
 		auth = map[string]float64{}
 	}
 	for k, r := range m {
+		if prev, ok := auth[k]; ok && prev < r {
+			r = prev
+		}
 		auth[k] = r
 		if s, ok := l.origins[k]; ok {
 			if lower, ok := l.cfg.Rates[k]; ok {

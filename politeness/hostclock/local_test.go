@@ -515,6 +515,7 @@ func TestAuthorizeRaisesOneOriginForEveryUser(t *testing.T) {
 	l, m := newTestLocal(t, Config{Rates: map[string]float64{"c.example": 2}})
 	spacing := func(key string) time.Duration {
 		t.Helper()
+		m.Advance(2 * time.Second) // an empty window: only the rate decides the spacing
 		first := acquire(t, m, l, key)
 		first.Done(Outcome{Status: 200})
 		second := acquire(t, m, l, key)
@@ -544,6 +545,18 @@ func TestAuthorizeRaisesOneOriginForEveryUser(t *testing.T) {
 	}
 	if got := spacing("d.example"); got != spaced(3) {
 		t.Errorf("other origins keep the default: %v", got)
+	}
+	if err := l.Authorize("a.example", 20); err != nil {
+		t.Fatal(err)
+	}
+	if got := spacing("a.example"); got != spaced(10) {
+		t.Errorf("a second, higher authorisation: %v, want the lower %v to hold", got, spaced(10))
+	}
+	if err := l.Authorize("a.example", 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := spacing("a.example"); got != spaced(5) {
+		t.Errorf("a lower authorisation: %v, want %v", got, spaced(5))
 	}
 	for _, bad := range []struct {
 		key  string
