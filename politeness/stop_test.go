@@ -92,14 +92,7 @@ func TestStopWhileA429IsArrivingCancelsItsRetry(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := testDoor(t, srv, nil)
-	done := make(chan error, 1)
-	go func() {
-		resp, err := d.Client().Get(srv.URL + "/a")
-		if err == nil {
-			resp.Body.Close()
-		}
-		done <- err
-	}()
+	done := getAsync(d, srv.URL+"/a")
 	time.Sleep(250 * time.Millisecond)
 	stopped := time.Now()
 	d.Stop()
@@ -132,14 +125,7 @@ func TestStoppingOneDoorDoesNotFailAnothersRobotsTxt(t *testing.T) {
 	shared := func(p *Policy) { p.Clock, p.Robots = clock, keeper }
 	a, b := testDoor(t, srv, shared), testDoor(t, srv, shared)
 	clock.Pause(srv.Listener.Addr().String(), time.Now().Add(time.Second), "test")
-	aDone := make(chan error, 1)
-	go func() {
-		resp, err := a.Client().Get(srv.URL + "/a") // starts the robots.txt fetch, which waits
-		if err == nil {
-			resp.Body.Close()
-		}
-		aDone <- err
-	}()
+	aDone := getAsync(a, srv.URL+"/a") // starts the robots.txt fetch, which waits
 	time.Sleep(100 * time.Millisecond)
 	a.Stop()
 	if err := <-aDone; !errors.Is(err, ErrStopped) {
@@ -166,14 +152,7 @@ func TestStopWhileRobotsTxtArrivesCancelsTheWaitingPage(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := testDoor(t, srv, nil)
-	done := make(chan error, 1)
-	go func() {
-		resp, err := d.Client().Get(srv.URL + "/a")
-		if err == nil {
-			resp.Body.Close()
-		}
-		done <- err
-	}()
+	done := getAsync(d, srv.URL+"/a")
 	time.Sleep(300 * time.Millisecond)
 	d.Stop()
 	select {
@@ -184,4 +163,18 @@ func TestStopWhileRobotsTxtArrivesCancelsTheWaitingPage(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("the page still waited after Stop")
 	}
+}
+
+// getAsync sends a GET through d in the background; the channel gets its error once the response
+// is closed.
+func getAsync(d *Door, url string) chan error {
+	done := make(chan error, 1)
+	go func() {
+		resp, err := d.Client().Get(url)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	return done
 }
