@@ -58,12 +58,10 @@ type Door struct {
 	pending sync.Map // *pending → struct{}: requests not yet on the wire (see Stop)
 }
 
-// ErrIdentityRequired is returned by NewDoor for a policy without an identity.
-var ErrIdentityRequired = identity.ErrNoIdentity
-
-// NewDoor validates p and builds the stack. It fails when the identity is missing or invalid
-// (the error lists every problem and how to fix it), when a rate above 3 per second is asked for
-// an origin that is not authorised, or when the cookie purpose names an unknown class.
+// NewDoor validates p and builds the stack. It fails when the identity is missing
+// (identity.ErrNoIdentity) or invalid (the error lists every problem and how to fix it), when
+// Rate is above 3 or Concurrency above 2 without an explicit Clock, when the cookie purpose names
+// an unknown class, or when the default disk cache cannot be opened.
 func NewDoor(p Policy) (*Door, error) {
 	if p.Identity.IsZero() {
 		return nil, fmt.Errorf("etiquette: %w", identity.ErrNoIdentity)
