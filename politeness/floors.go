@@ -1,8 +1,10 @@
 package politeness
 
 import (
+	"runtime"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 )
@@ -18,11 +20,24 @@ type floorBook struct {
 	set     map[string]time.Duration            // budget key → floor handed to the clock
 }
 
-// floorBooks keeps one book per clock, as process-wide as the clock itself.
-var floorBooks sync.Map // hostclock.Clock → *floorBook
+// floorBooks keeps one book per clock, so that every door sharing a clock shares its book. A
+// *hostclock.Local is keyed weakly and its book dropped when the clock is collected, so a program
+// that builds a clock per job does not keep them all; other Clock implementations are kept.
+var floorBooks sync.Map // hostclock.Clock or weak.Pointer[hostclock.Local] → *floorBook
 
 func floorBookFor(c hostclock.Clock) *floorBook {
-	b, _ := floorBooks.LoadOrStore(c, &floorBook{sources: map[string]map[string]time.Duration{}, set: map[string]time.Duration{}})
+	var key any = c
+	local, isLocal := c.(*hostclock.Local)
+	if isLocal {
+		key = weak.Make(local)
+	}
+	if b, ok := floorBooks.Load(key); ok {
+		return b.(*floorBook)
+	}
+	b, loaded := floorBooks.LoadOrStore(key, &floorBook{sources: map[string]map[string]time.Duration{}, set: map[string]time.Duration{}})
+	if !loaded && isLocal {
+		runtime.AddCleanup(local, func(k any) { floorBooks.Delete(k) }, key)
+	}
 	return b.(*floorBook)
 }
 

@@ -2,6 +2,7 @@ package politeness
 
 import (
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -42,5 +43,33 @@ func TestFloorBookHandsTheClockTheLargestDelay(t *testing.T) {
 		if got := floor(); got != s.want {
 			t.Fatalf("step %d (%s asks %v): floor %v, want %v", i, s.source, s.delay, got, s.want)
 		}
+	}
+}
+
+func TestFloorBookGoesWithItsClock(t *testing.T) {
+	books := func() int {
+		n := 0
+		floorBooks.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	before := books()
+	for range 10 {
+		clock, err := hostclock.NewLocal(hostclock.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		floorBookFor(clock).record(clock, "h.example", "https://h.example ExampleBot", time.Second)
+	}
+	if books() < before+10 {
+		t.Fatalf("%d books after 10 clocks, want at least %d", books(), before+10)
+	}
+	// The clocks are unreachable now; their books must go with them (cleanups run after a GC).
+	deadline := time.Now().Add(5 * time.Second)
+	for books() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := books(); n > before {
+		t.Errorf("%d books left for collected clocks", n-before)
 	}
 }
