@@ -28,6 +28,8 @@ var _ = Describe("a site that serves a body larger than the crawler processes", 
 			switch r.URL.Path {
 			case "/robots.txt":
 				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+			case "/eleven-mib":
+				fmt.Fprint(w, strings.Repeat("y", 11<<20))
 			case "/big":
 				fmt.Fprint(w, "<html>"+strings.Repeat("x", 5000)+"</html>")
 			case "/bomb":
@@ -64,6 +66,17 @@ var _ = Describe("a site that serves a body larger than the crawler processes", 
 		Expect(truncated[0].Bytes).To(BeEquivalentTo(1000))
 		Expect(c.Visit(s.URL + "/small")).To(Succeed())
 		Expect(okPages).To(Equal(1))
+	})
+
+	It("lets the door's cap govern, not Colly's silent 10 MiB cut", func() {
+		p := isolatedPolicy(s.budgetKey())
+		p.MaxBodyBytes = map[kind.Kind]int64{kind.HTML: 20 << 20}
+		c := colly.NewCollector()
+		Expect(extensions.Polite(c, p)).To(Succeed())
+		got := 0
+		c.OnResponse(func(r *colly.Response) { got = len(r.Body) })
+		Expect(c.Visit(s.URL + "/eleven-mib")).To(Succeed())
+		Expect(got).To(Equal(11<<20), "the whole body, beyond Colly's default MaxBodySize")
 	})
 
 	It("stops decompressing a gzip bomb at the cap", func() {

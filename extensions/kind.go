@@ -1,15 +1,19 @@
 package extensions
 
 import (
+	"runtime"
 	"sync"
+	"weak"
 
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
-// kinds remembers which collectors Kind marked, so Clone can mark their clones too.
-var kinds sync.Map // *colly.Collector → kind.Kind
+// kinds remembers which collectors Kind marked, so Clone can mark their clones too. Collectors
+// are keyed weakly and forgotten when collected, so marking many short-lived collectors keeps
+// none of them alive.
+var kinds sync.Map // weak.Pointer[colly.Collector] → kind.Kind
 
 // Kind marks every request c sends as k (kind.Sitemap for a collector that reads sitemaps,
 // kind.Feed for feeds, …), so the door caps, caches and reports them as that kind. It sets the
@@ -19,7 +23,10 @@ var kinds sync.Map // *colly.Collector → kind.Kind
 // Colly's Clone drops callbacks: use [Clone] to keep the mark on clones. No guarantee of the
 // door rests on this callback — an unmarked request is simply treated as HTML.
 func Kind(c *colly.Collector, k kind.Kind) {
-	kinds.Store(c, k)
+	key := weak.Make(c)
+	if _, loaded := kinds.Swap(key, k); !loaded {
+		runtime.AddCleanup(c, func(key weak.Pointer[colly.Collector]) { kinds.Delete(key) }, key)
+	}
 	c.OnRequest(func(r *colly.Request) {
 		if r.Headers.Get(kind.Header) == "" {
 			r.Headers.Set(kind.Header, string(k))
@@ -32,7 +39,7 @@ func Kind(c *colly.Collector, k kind.Kind) {
 // the context Polite watches).
 func Clone(c *colly.Collector) *colly.Collector {
 	clone := c.Clone()
-	if k, ok := kinds.Load(c); ok {
+	if k, ok := kinds.Load(weak.Make(c)); ok {
 		Kind(clone, k.(kind.Kind))
 	}
 	return clone

@@ -194,14 +194,8 @@ func (d *Door) Stats() StatsSnapshot {
 	return s
 }
 
-// Policy returns the policy the door was built from.
-func (d *Door) Policy() Policy { return d.policy }
-
 // UserAgent returns the User-Agent the door sends.
 func (d *Door) UserAgent() string { return d.policy.agent() }
-
-// Token returns the product token robots.txt is decided for.
-func (d *Door) Token() string { return d.policy.token() }
 
 var (
 	keeperOnce sync.Once

@@ -313,15 +313,14 @@ type crawlOutput struct {
 	mu        sync.Mutex
 	enc       *json.Encoder
 	stderr    io.Writer
-	cache     map[string]string // final URL → cache outcome of its last response
-	kinds     map[string]string
+	responses map[string]events.Event // URL → its last Response event, until its line is written
 	lines     int
 	pagesSeen int // lines of pages that got a response
 	refusals  map[string]int
 }
 
 func newCrawlOutput(e env) *crawlOutput {
-	return &crawlOutput{enc: json.NewEncoder(e.stdout), stderr: e.stderr, cache: map[string]string{}, kinds: map[string]string{}, refusals: map[string]int{}}
+	return &crawlOutput{enc: json.NewEncoder(e.stdout), stderr: e.stderr, responses: map[string]events.Event{}, refusals: map[string]int{}}
 }
 
 func (o *crawlOutput) write(l line) {
@@ -350,8 +349,7 @@ func (o *crawlOutput) event(ev events.Event) {
 		return
 	}
 	o.mu.Lock()
-	o.cache[ev.URL] = ev.Cache
-	o.kinds[ev.URL] = string(ev.Kind)
+	o.responses[ev.URL] = ev
 	o.mu.Unlock()
 }
 
@@ -365,12 +363,14 @@ func (o *crawlOutput) pages() int {
 func (o *crawlOutput) page(u, final string, status int, via string, n int64) {
 	o.mu.Lock()
 	o.pagesSeen++
-	cache, k := o.cache[final], o.kinds[final]
+	ev, ok := o.responses[final]
+	delete(o.responses, final) // read once: the map holds only responses not yet written
 	o.mu.Unlock()
-	if k == "" {
-		k = string(kind.HTML)
+	k := string(kind.HTML)
+	if ok {
+		k = string(ev.Kind)
 	}
-	l := line{URL: u, Status: status, Kind: k, FoundVia: via, Cache: cache, Bytes: n}
+	l := line{URL: u, Status: status, Kind: k, FoundVia: via, Cache: ev.Cache, Bytes: n}
 	if final != u {
 		l.FinalURL = final
 	}

@@ -195,11 +195,7 @@ func TestCrawlPrintsALinePerURL(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, ua := range uas {
-		if ua != "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)" {
-			t.Errorf("the site saw User-Agent %q", ua)
-		}
-	}
+	expectUserAgent(t, uas, "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)")
 }
 
 func TestCrawlRefusesBadInput(t *testing.T) {
@@ -374,11 +370,7 @@ func TestFetchUserTriggered(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, ua := range uas {
-		if ua != "ExampleBot-User/1.0 (+https://example.org/bot; mailto:bot@example.org)" {
-			t.Errorf("the site saw User-Agent %q for a user-triggered fetch", ua)
-		}
-	}
+	expectUserAgent(t, uas, "ExampleBot-User/1.0 (+https://example.org/bot; mailto:bot@example.org)")
 }
 
 func TestCrawlTwiceFromTheCache(t *testing.T) {
@@ -443,5 +435,18 @@ func TestCrawlTwiceFromTheCache(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("no line for %v", want)
+	}
+}
+
+// expectUserAgent checks that the site saw want, and only want, on every request.
+func expectUserAgent(t *testing.T, seen []string, want string) {
+	t.Helper()
+	if len(seen) == 0 {
+		t.Error("the site saw no request")
+	}
+	for _, ua := range seen {
+		if ua != want {
+			t.Errorf("the site saw User-Agent %q, want %q", ua, want)
+		}
 	}
 }

@@ -42,7 +42,6 @@ type Event struct {
 	Time      time.Time
 	Type      Type
 	URL       string
-	FinalURL  string // for Response: the URL after redirects, when it differs
 	Origin    string // the budget key (host[:port])
 	Kind      kind.Kind
 	Method    string
