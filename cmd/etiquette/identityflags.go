@@ -75,7 +75,7 @@ func (f *identityFlags) identity(getenv func(string) string, warn func(string)) 
 		}
 	}
 	for _, w := range warnings {
-		warn(fmt.Sprintf("warning: %s: %s (%s)", flagFor(w.Field, ua != ""), w.Message, w.Fix))
+		warn(fmt.Sprintf("warning: %s: %s (%s)", flagFor(string(w.Field), ua != ""), w.Message, w.Fix))
 	}
 	return id, nil
 }
@@ -127,7 +127,7 @@ func flagFor(field string, fromUA bool) string {
 func problemLines(ps []identity.Problem, fromUA bool) string {
 	var b strings.Builder
 	for _, p := range ps {
-		fmt.Fprintf(&b, "  %s: %s (fix: %s)\n", flagFor(p.Field, fromUA), p.Message, p.Fix)
+		fmt.Fprintf(&b, "  %s: %s (fix: %s)\n", flagFor(string(p.Field), fromUA), p.Message, p.Fix)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
