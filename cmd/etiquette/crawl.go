@@ -282,15 +282,16 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 	return p, nil
 }
 
-func cookiePurpose(classes string, allow []string) (*cookies.Purpose, error) {
-	p := &cookies.Purpose{Allow: allow}
-	for _, c := range strings.Split(classes, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			p.Classes = append(p.Classes, cookies.Class(c))
-		}
-	}
-	if _, err := cookies.NewJar(*p); err != nil {
+// cookiePurpose builds the cookie purpose of --cookies-for and --allow-cookie; the cookies
+// package decides what is valid, the command names the flag.
+func cookiePurpose(categories string, allow []string) (*cookies.Purpose, error) {
+	cats, err := cookies.ParseCategories(categories)
+	if err != nil {
 		return nil, usagef("--cookies-for: %v", err)
+	}
+	p := &cookies.Purpose{Categories: cats, Allow: allow}
+	if err := p.Validate(); err != nil {
+		return nil, usagef("--allow-cookie: %s", strings.ReplaceAll(err.Error(), "Purpose.Allow", "--allow-cookie"))
 	}
 	return p, nil
 }
