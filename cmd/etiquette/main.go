@@ -32,7 +32,7 @@ commands:
   robots [--compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL
                                            decide URL against a robots.txt file (exit 0 allowed, 1 disallowed)
   crawl IDENTITY-FLAGS [flags] URL...      crawl politely; one JSON line per URL on stdout
-  fetch IDENTITY-FLAGS URL                 fetch one page for a person (the user-triggered token)
+  fetch IDENTITY-FLAGS [flags] URL         fetch one page for a person (the user-triggered token)
   demo                                     a guided demonstration (not supported yet: exits 2)
   help [COMMAND]                           this text, or a command's help
 
