@@ -122,7 +122,7 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 
 	Context("with a purpose of session and loadbalancer, and myapp_state allow-listed", func() {
 		purpose := func() *cookies.Purpose {
-			return &cookies.Purpose{Classes: []cookies.Class{cookies.ClassSession, cookies.ClassLoadBalancer}, Allow: []string{"myapp_state"}}
+			return &cookies.Purpose{Categories: []cookies.Category{cookies.Session, cookies.LoadBalancer}, Allow: []string{"myapp_state"}}
 		}
 
 		It("sends back only PHPSESSID, AWSALB and myapp_state", func() {
@@ -163,7 +163,7 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 		crawl(stateless, shop.URL+"/one", shop.URL+"/two")
 
 		p := isolatedPolicy(shop.budgetKey())
-		p.Cookies = &cookies.Purpose{Classes: []cookies.Class{cookies.ClassSession}}
+		p.Cookies = &cookies.Purpose{Categories: []cookies.Category{cookies.Session}}
 		withJar := colly.NewCollector()
 		Expect(extensions.Polite(withJar, p)).To(Succeed())
 		crawl(withJar, shop.URL+"/three", shop.URL+"/four")
@@ -189,7 +189,7 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 			store, err := cache.NewDiskStore(cacheDir, cache.DiskOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			p.CacheStore = store
-			p.Cookies = &cookies.Purpose{Classes: []cookies.Class{cookies.ClassSession}}
+			p.Cookies = &cookies.Purpose{Categories: []cookies.Category{cookies.Session}}
 			return p
 		}
 		first := colly.NewCollector()

@@ -244,7 +244,7 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 		It("refuses to start and says what to set", func() {
 			err := extensions.Polite(c, politeness.Policy{})
 			Expect(err).To(MatchError(identity.ErrNoIdentity))
-			Expect(err.Error()).To(ContainSubstring("--ua"))
+			Expect(err.Error()).To(ContainSubstring("Identity.Token"))
 			Expect(c.Visit(home.URL+"/")).To(MatchError(identity.ErrNoIdentity), "a scraper that ignores the error sends nothing")
 			Expect(home.Hits()).To(BeEmpty())
 			_, err = politeness.NewDoor(politeness.Policy{})

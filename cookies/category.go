@@ -1,8 +1,14 @@
 package cookies
 
-// Category is what a cookie is for. The first six come from the Open Cookie Database's
-// "Category" column; the others are this package's own (see the package documentation for the
-// lists behind them). The zero value is Unknown: a name neither the data nor our lists know.
+// This file decides the one taxonomy of cookies: what a cookie is for, and what that means for
+// keeping it.
+
+// Category is what a cookie is for: the classifier's answer ([Lookup]) and the unit a [Purpose]
+// declares. The first six come from the Open Cookie Database's "Category" column; the others are
+// this package's own (see the package documentation for the lists behind them). Every category is
+// in exactly one of three groups: never kept ([Category.NeverKept]), declarable
+// ([Category.Declarable]: kept when a purpose declares it), or kept only by name
+// ([Purpose.Allow]). The zero value is Unknown: a name neither the data nor our lists know.
 type Category uint8
 
 // The categories.
@@ -24,7 +30,7 @@ const (
 	Login
 	Paywall
 
-	// Purpose classes: kept when the purpose declares the class of the same name.
+	// Declarable: kept when a purpose declares the category (Purpose.Categories).
 	Session
 	LoadBalancer
 	CSRF
@@ -68,18 +74,15 @@ func (c Category) NeverKept() bool {
 	return false
 }
 
-// Class returns the purpose class a category belongs to (Session, LoadBalancer, CSRF), and false
-// for every other category.
-func (c Category) Class() (Class, bool) {
+// Declarable reports whether a [Purpose] may declare the category: Session, LoadBalancer and
+// CSRF, the cookies a task can technically need. Cookies of the other categories are kept only
+// by name ([Purpose.Allow]), and never when [Category.NeverKept].
+func (c Category) Declarable() bool {
 	switch c {
-	case Session:
-		return ClassSession, true
-	case LoadBalancer:
-		return ClassLoadBalancer, true
-	case CSRF:
-		return ClassCSRF, true
+	case Session, LoadBalancer, CSRF:
+		return true
 	}
-	return "", false
+	return false
 }
 
 // restrictiveness orders categories for resolving duplicate names in the data: when two entries

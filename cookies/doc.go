@@ -3,15 +3,22 @@
 // A crawler needs no cookies by default, and the door runs without a jar. When a task does need
 // some — a site that will not serve pages without an anonymous session, a load balancer that
 // misroutes without stickiness, a form that needs its CSRF token — the caller declares a
-// [Purpose] and gets a [Jar]: a strict [net/http.CookieJar] that keeps only those cookies, as
-// session cookies, in memory, per origin, and refuses everything else visibly.
+// [Purpose] and gets a [Jar] from [NewJar]: a strict [net/http.CookieJar] that keeps only those
+// cookies, as session cookies, in memory, per origin, and refuses everything else visibly.
+//
+// One taxonomy serves both sides: [Category] is what the classifier says a cookie is for, and a
+// Purpose declares the categories it needs from the three that can be declared (Session,
+// LoadBalancer, CSRF; [Category.Declarable]). A separate "purpose class" type would repeat those
+// three names and need a mapping that could drift; with one type, the name in a Refusal, in the
+// refusal counts and in configuration read with [ParseCategories] is the same word.
 //
 // # Classification
 //
 // [Lookup] (and its shorthand [Classify]) names a cookie's [Category] from the Open Cookie
 // Database (vendored in data/, Apache-2.0; commit and sha256 in data/PROVENANCE.md and as
 // [DataCommit], [DataSHA256]) and from our own lists, which come first because the data files
-// most consent, anti-bot and login cookies as "Functional" and knows no purpose classes. Order:
+// most consent, anti-bot and login cookies as "Functional" and has no Session, LoadBalancer or
+// CSRF category. Order:
 //
 //  1. our exact names, then our longest prefix (ASCII case-insensitive);
 //  2. our substring rule: a name containing "consent", in any case, is a consent cookie;
@@ -25,7 +32,7 @@
 // of a name (NNN, *, %INTEGER%) make it a prefix ("pm_sess_NNN" is the prefix "pm_sess_"); a tab
 // and a soft hyphen inside names are removed; duplicate names and case-folded collisions resolve
 // to the more restrictive category (Marketing, then Analytics, Personalization, the never-kept
-// classes of ours, Functional, Security, Necessary); rows with a category outside the known six are
+// categories of ours, Functional, Security, Necessary); rows with a category outside the known six are
 // skipped (their names stay Unknown, so refused unless allow-listed).
 //
 // The short-prefix rule: a data prefix of three characters or fewer ([ShortPrefixLen]) matches
@@ -79,9 +86,9 @@
 // # The jar's policy
 //
 // Never stored or returned, whatever the purpose allows: Analytics, Marketing, Personalization,
-// Consent, AntiBot, Login, Paywall. Session, LoadBalancer and CSRF cookies are kept when the
-// purpose declares that class; any other name (Unknown, or filed as Functional, Security or
-// Necessary) only when [Purpose.Allow] lists it. A cookie that passes is still refused when it is
+// Consent, AntiBot, Login, Paywall. Session, LoadBalancer and CSRF cookies are kept when
+// [Purpose.Categories] declares that category; any other name (Unknown, or filed as Functional,
+// Security or Necessary) only when [Purpose.Allow] lists it. A cookie that passes is still refused when it is
 // Partitioned (CHIPS: made for third-party embedding), when its Domain attribute names another
 // site or a public suffix, when it is an allow-listed name the classifier does not know and is
 // SameSite=None (declared for cross-site use), when it breaks the __Secure-/__Host- prefix rules,

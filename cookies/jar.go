@@ -1,8 +1,9 @@
 package cookies
 
+// This file decides which cookies the jar keeps, for how long, and for which origin.
+
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -19,69 +20,6 @@ import (
 
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
-
-// Class names a kind of cookie a task may technically need. The caller declares classes in a
-// [Purpose]; nothing outside them (and the allow list) is kept.
-type Class string
-
-// The classes. See the package documentation for the names behind each.
-const (
-	ClassSession      Class = "session"      // anonymous server sessions: PHPSESSID, JSESSIONID, …
-	ClassLoadBalancer Class = "loadbalancer" // load-balancer stickiness: AWSALB, BIGipServer*, …
-	ClassCSRF         Class = "csrf"         // CSRF tokens: csrftoken, XSRF-TOKEN, …
-)
-
-// Classes lists every class, in the order error messages name them.
-var Classes = []Class{ClassSession, ClassLoadBalancer, ClassCSRF}
-
-// ErrUnknownClass is returned (wrapped) for a class name that is not one of [Classes].
-var ErrUnknownClass = errors.New("cookies: unknown cookie class")
-
-// ErrBadAllow is returned (wrapped) for an allow-list entry that is not a cookie name, or that
-// names a cookie which is never kept.
-var ErrBadAllow = errors.New("cookies: bad allow-list entry")
-
-func classNames() string {
-	s := make([]string, len(Classes))
-	for i, c := range Classes {
-		s[i] = string(c)
-	}
-	return strings.Join(s, ", ")
-}
-
-// ParseClasses parses a comma-separated list of class names ("session,loadbalancer"), the form of
-// the CLI's --cookies-for. Spaces around names are ignored, duplicates dropped; an empty string
-// gives no classes. An unknown name is an error that lists the classes that exist.
-func ParseClasses(s string) ([]Class, error) {
-	var out []Class
-	for f := range strings.SplitSeq(s, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
-		if f == "" {
-			continue
-		}
-		c := Class(f)
-		if !slices.Contains(Classes, c) {
-			return nil, fmt.Errorf("%w %q; the classes are %s", ErrUnknownClass, f, classNames())
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// Purpose declares which cookies a task technically needs. The zero value needs none: a jar with
-// it keeps nothing (every cookie is refused and counted).
-type Purpose struct {
-	// Classes the task needs (session, loadbalancer, csrf).
-	Classes []Class
-	// Allow lists further cookie names to keep: exact names, or a prefix ending in "*"
-	// ("myapp_*"). Names are case-sensitive (RFC 6265 §5.3). An allowed name is still refused when
-	// its category is never kept (analytics, marketing, personalization, consent, anti-bot, login,
-	// paywall), when it comes with a Domain of another site, when it is Partitioned, and, if the
-	// classifier does not know it, when it is SameSite=None.
-	Allow []string
-}
 
 // Options tune a [Jar]. The zero value is what most callers want.
 type Options struct {
@@ -137,16 +75,13 @@ type Refusal struct {
 // A nil *Jar keeps and returns nothing and counts nothing.
 // A Jar is safe for concurrent use.
 type Jar struct {
-	classes map[Class]bool
-	allow   map[string]bool
-	allowP  []string // allow-list prefixes, without the "*"
-	opt     Options
+	rules keepRules
+	opt   Options
 
 	mu      sync.Mutex
 	origins map[string]*originJar
 	sweepAt int // len(origins) at which newOrigin next drops expired cookies and empty origins
 	refused map[string]int
-	kept    int
 }
 
 type originJar struct {
@@ -164,45 +99,16 @@ type held struct {
 	deadline time.Time
 }
 
-// NewJar returns a jar for p with default [Options]. It fails for an unknown class name (saying
-// which classes exist) and for an allow-list entry that is not a cookie name or names a cookie
-// that is never kept.
-func NewJar(p Purpose) (*Jar, error) { return NewJarWith(p, Options{}) }
-
-// NewJarWith is [NewJar] with options.
-func NewJarWith(p Purpose, o Options) (*Jar, error) {
-	j := &Jar{classes: map[Class]bool{}, allow: map[string]bool{}, opt: o}
-	for _, c := range p.Classes {
-		c = Class(strings.ToLower(strings.TrimSpace(string(c))))
-		if !slices.Contains(Classes, c) {
-			return nil, fmt.Errorf("%w %q; the classes are %s", ErrUnknownClass, c, classNames())
-		}
-		j.classes[c] = true
+// NewJar returns a jar that keeps what p declares, tuned by o (the zero Options are what most
+// callers want). It fails, wrapping [ErrBadCategory] or [ErrBadAllow], for a category a purpose
+// cannot declare and for an allow-list entry that is not a cookie name or names a cookie that is
+// never kept (see [Purpose.Validate]).
+func NewJar(p Purpose, o Options) (*Jar, error) {
+	rules, err := p.compile()
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range p.Allow {
-		a = strings.TrimSpace(a)
-		name, isPrefix := strings.CutSuffix(a, "*")
-		if name == "" || strings.IndexFunc(name, notTokenRune) >= 0 {
-			return nil, fmt.Errorf("%w %q: not a cookie name (RFC 6265 §4.1.1: a token)", ErrBadAllow, a)
-		}
-		if isPrefix {
-			j.allowP = append(j.allowP, name)
-			continue
-		}
-		if c := Classify(name); c.NeverKept() {
-			return nil, fmt.Errorf("%w %q: it is a %s cookie, which is never kept; remove it from the allow list", ErrBadAllow, a, c)
-		}
-		j.allow[name] = true
-	}
-	return j, nil
-}
-
-// notTokenRune reports characters outside an RFC 9110 token, which a cookie name must be.
-func notTokenRune(r rune) bool {
-	if r <= ' ' || r >= 0x7f {
-		return true
-	}
-	return strings.ContainsRune(`()<>@,;:\"/[]?={}`, r)
+	return &Jar{rules: rules, opt: o}, nil
 }
 
 func (j *Jar) now() time.Time {
@@ -217,18 +123,6 @@ func (j *Jar) logger() *slog.Logger {
 		return j.opt.Logger
 	}
 	return slog.Default()
-}
-
-func (j *Jar) allowed(name string) bool {
-	if j.allow[name] {
-		return true
-	}
-	for _, p := range j.allowP {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // SetCookies implements http.CookieJar. It keeps the cookies of cs that the purpose needs, as
@@ -306,8 +200,7 @@ func (j *Jar) decide(u *url.URL, host string, c *http.Cookie, m Match) string {
 	if m.Category.NeverKept() {
 		return m.Category.String()
 	}
-	cl, isClass := m.Category.Class()
-	if !(isClass && j.classes[cl]) && !j.allowed(c.Name) {
+	if !j.rules.keeps(m.Category, c.Name) {
 		return m.Category.String()
 	}
 	if c.Partitioned {
@@ -401,13 +294,6 @@ func (j *Jar) newOrigin(key string, now time.Time) *originJar {
 	return oj
 }
 
-// originCount returns how many origins hold a cookiejar, for tests of the sweep.
-func (j *Jar) originCount() int {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return len(j.origins)
-}
-
 // keep stores c as a session cookie (no Expires, no Max-Age: net/http/cookiejar then never
 // persists it and drops it with the jar) and records its deadline: the server's own expiry or the
 // lifetime cap, whichever comes first.
@@ -424,11 +310,7 @@ func (j *Jar) keep(oj *originJar, u *url.URL, c *http.Cookie, now time.Time) {
 	oj.cj.SetCookies(u, []*http.Cookie{&s})
 	// cookiejar may still drop it (for example a Domain that is a public suffix on a host-only
 	// URL); Cookies then simply does not return it, and held only bounds our bookkeeping.
-	id := idOf(u, c)
-	if _, ok := oj.held[id]; !ok {
-		j.kept++
-	}
-	oj.held[id] = held{from: u, domain: c.Domain, path: c.Path, deadline: deadline}
+	oj.held[idOf(u, c)] = held{from: u, domain: c.Domain, path: c.Path, deadline: deadline}
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -515,17 +397,6 @@ func (j *Jar) Refused() map[string]int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return maps.Clone(j.refused)
-}
-
-// Kept returns how many distinct cookies (name, domain, path per origin) the jar has stored since
-// it was made.
-func (j *Jar) Kept() int {
-	if j == nil {
-		return 0
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.kept
 }
 
 // RefusedSummary formats the counters for an operator, most frequent first:

@@ -92,7 +92,7 @@ func NewDoor(p Policy) (*Door, error) {
 		opts := cookies.Options{Logger: p.Logger, OnRefuse: func(r cookies.Refusal) {
 			d.bus.Emit(events.Event{Type: events.Notice, URL: r.Origin, Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
 		}}
-		if d.jar, err = cookies.NewJarWith(*p.Cookies, opts); err != nil {
+		if d.jar, err = cookies.NewJar(*p.Cookies, opts); err != nil {
 			return nil, fmt.Errorf("etiquette: cookie purpose: %w", err)
 		}
 	}

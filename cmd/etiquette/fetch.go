@@ -1,27 +1,43 @@
 package main
 
+// This file decides the fetch command: one page for a person, with the user-triggered token,
+// and what its outcome means as an exit code.
+
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness"
-	"github.com/politecrawl/etiquette/politeness/robots"
 )
+
+var fetchDoc = commandDoc{
+	name:  "fetch",
+	usage: "IDENTITY-FLAGS [flags] URL",
+	about: `Fetches one page for a person, with the user-triggered token (<token>-User, or --user-token):
+robots.txt is decided for that token, no link is followed, and nothing is kept past the run (an
+in-memory cache, no cookies). The body goes to stdout; the status line, or why nothing was
+fetched, to stderr.`,
+	args: `  URL  an absolute http(s) URL`,
+	exits: `  0    a 2xx answer
+  1    not a 2xx, or nothing could be fetched (robots.txt unreachable, a network error)
+  2    unusable input: usage, an invalid identity or URL, an unsupported flag
+  3    robots.txt blocks the user-triggered token
+  130  interrupted (SIGINT)`,
+	identity: true,
+}
 
 // runFetch: "fetch IDENTITY-FLAGS URL" — one page for a person, with the user-triggered token,
 // no links followed, nothing kept past the run (an in-memory cache, no cookies).
 func runFetch(ctx context.Context, args []string, e env) (int, error) {
-	fs := newFlagSet("fetch", e)
+	fs := newFlagSet(fetchDoc)
 	var idf identityFlags
 	idf.register(fs)
-	strict := fs.Bool("strict-robots", false, "also obey rules for * and the crawl token")
-	maxWait := fs.Duration("max-wait", 0, "give up when the origin asks to wait longer than this")
-	pos, err := parseFlags(fs, args)
+	strict := fs.Bool("strict-robots", false, notYet+"also obey the robots.txt rules for * and for the crawl token")
+	maxWait := fs.Duration("max-wait", 0, "`DURATION`: "+notYet+"give up when the origin asks to wait longer than this")
+	pos, err := parseFlags(fs, fetchDoc, args, e)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -32,13 +48,13 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 		return exitUsage, errNotYet("--max-wait")
 	}
 	if len(pos) != 1 {
-		return exitUsage, usagef("usage: etiquette fetch IDENTITY-FLAGS URL")
+		return exitUsage, fetchDoc.argErrorf("want one URL, got %d arguments", len(pos))
 	}
-	u, err := url.Parse(pos[0])
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return exitUsage, usagef("URL %q: want an absolute http(s) URL", pos[0])
+	u, err := httpURL("URL", pos[0])
+	if err != nil {
+		return exitUsage, err
 	}
-	id, err := idf.identity(e.getenv, func(s string) { fmt.Fprintln(e.stderr, s) })
+	id, err := idf.identity(e.getenv, e.warn)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -54,14 +70,13 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	start := time.Now()
 	resp, err := door.Client().Do(req)
 	if err != nil {
-		var dis *robots.DisallowedError
-		if errors.As(err, &dis) && dis.Decision.Line > 0 {
-			fmt.Fprintf(e.stderr, "etiquette: robots.txt blocks %s for %s (line %d: %s)\n", dis.Token, u, dis.Decision.Line, dis.Decision.Rule)
+		if dis, ok := blockedByRule(err); ok {
+			fmt.Fprintf(e.stderr, "etiquette fetch: robots.txt blocks %s for %s (line %d: %s)\n", dis.Token, u, dis.Decision.Line, dis.Decision.Rule)
 			return exitRobots, nil
 		}
-		// A robots.txt that could not be read is not the site blocking this token: it is a
-		// failure to fetch (exit 1), reported with the reason.
-		return exitNo, err
+		// Anything else — robots.txt unreachable among them — is a failure to fetch (exit 1),
+		// told in the library's words.
+		return exitNo, withoutRequest(err)
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(e.stdout, resp.Body)

@@ -4,68 +4,63 @@
 //
 // Exit codes, for every command:
 //
-//	0    success
+//	0    success, and help asked for (-h, --help, help)
 //	1    the command's negative answer (an invalid UA, a disallowed URL) or a runtime failure
 //	2    the input is unusable: usage, an unreadable file, an invalid identity, an unsupported flag
 //	3    fetch only: robots.txt blocks the user-triggered token
 //	130  interrupted (SIGINT)
+//
+// 'etiquette -h' lists the commands; 'etiquette COMMAND -h' prints a command's usage line,
+// arguments, flags and exit codes on stdout.
 package main
+
+// This file decides which command runs and how its outcome becomes an exit code and a message.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 )
 
-// Exit codes (see the package documentation).
-const (
-	exitOK          = 0
-	exitNo          = 1
-	exitUsage       = 2
-	exitRobots      = 3
-	exitInterrupted = 130
-)
-
-// env is the command's view of its environment, so tests run commands in-process.
-type env struct {
-	stdout, stderr io.Writer
-	getenv         func(string) string
-}
-
-// usageError marks input the command cannot use; it maps to exit code 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
-// errNotYet is the answer for a flag or command whose capability a later release brings.
-func errNotYet(what string) error {
-	return usagef("%s: not supported yet", what)
-}
-
-const usageText = `usage: etiquette COMMAND [flags] [args]
+const usageText = `usage: etiquette COMMAND [flags] [arguments]
 
 commands:
-  ua check [--profile generic|fau] UA     validate a User-Agent (exit 0 valid, 1 invalid)
+  ua check [--profile generic|fau] UA      validate a User-Agent (exit 0 valid, 1 invalid)
   ua build IDENTITY-FLAGS                  print the canonical User-Agent
   robots [--compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL
                                            decide URL against a robots.txt file (exit 0 allowed, 1 disallowed)
   crawl IDENTITY-FLAGS [flags] URL...      crawl politely; one JSON line per URL on stdout
-  fetch IDENTITY-FLAGS [flags] URL         fetch one page for a person (user-triggered)
-  demo                                     a guided demonstration
+  fetch IDENTITY-FLAGS [flags] URL         fetch one page for a person (the user-triggered token)
+  demo                                     a guided demonstration (not supported yet: exits 2)
+  help [COMMAND]                           this text, or a command's help
 
 identity flags (crawl, fetch, ua build):
-  --ua STRING  (or ETIQUETTE_UA)
+  --ua UA  (or the ETIQUETTE_UA environment variable)
   --token NAME --bot-version V --info-url URL [--contact EMAIL]
   --profile fau --org ORG --bot BOT --bot-version V --info-url URL --contact EMAIL
   --user-token NAME   the user-triggered token (default <token>-User)
 
-Run 'etiquette COMMAND -h' for a command's flags.
+exit codes:
+  0    success; help asked for
+  1    a negative answer (an invalid UA, a disallowed URL) or a runtime failure
+  2    unusable input: usage, an unreadable file, an invalid identity, an unsupported flag
+  3    fetch: robots.txt blocks the user-triggered token
+  130  interrupted (SIGINT)
+
+Run 'etiquette COMMAND -h' or 'etiquette help COMMAND' for a command's arguments and flags.
 `
+
+// commands maps each command name to its implementation. A command returns its exit code, and
+// an error to print: a *usageError exits 2 whatever the code, errHelpShown exits 0.
+var commands = map[string]func(ctx context.Context, args []string, e env) (int, error){
+	"ua":     runUA,
+	"robots": runRobots,
+	"crawl":  runCrawl,
+	"fetch":  runFetch,
+	"demo":   runDemo,
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -79,27 +74,34 @@ func run(ctx context.Context, args []string, e env) int {
 		fmt.Fprint(e.stderr, usageText)
 		return exitUsage
 	}
-	var err error
-	code := exitOK
-	switch args[0] {
-	case "ua":
-		code, err = runUA(args[1:], e)
-	case "robots":
-		code, err = runRobots(args[1:], e)
-	case "crawl":
-		code, err = runCrawl(ctx, args[1:], e)
-	case "fetch":
-		code, err = runFetch(ctx, args[1:], e)
-	case "demo":
-		err = errNotYet("etiquette demo")
-	case "-h", "--help", "help":
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && commands[args[1]] != nil {
+			// 'etiquette help crawl' is 'etiquette crawl -h'.
+			return run(ctx, []string{args[1], "-h"}, e)
+		}
+		if len(args) > 1 {
+			fmt.Fprintf(e.stderr, "etiquette: no command %q\n\n%s", args[1], usageText)
+			return exitUsage
+		}
 		fmt.Fprint(e.stdout, usageText)
 		return exitOK
-	default:
-		err = usagef("unknown command %q\n\n%s", args[0], usageText)
+	}
+	cmd := commands[name]
+	if cmd == nil {
+		fmt.Fprintf(e.stderr, "etiquette: unknown command %q\n\n%s", name, usageText)
+		return exitUsage
+	}
+	code, err := cmd(ctx, args[1:], e)
+	if errors.Is(err, errHelpShown) {
+		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintln(e.stderr, "etiquette:", err)
+		if name == "ua" && len(args) > 1 && (args[1] == "check" || args[1] == "build") {
+			name += " " + args[1]
+		}
+		fmt.Fprintf(e.stderr, "etiquette %s: %v\n", name, err)
 		var ue *usageError
 		switch {
 		case errors.As(err, &ue):

@@ -1,11 +1,17 @@
 package main
 
+// This file decides the robots command: whether robots.txt lets a crawler fetch a URL, and by
+// which rule.
+
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
+	"strings"
 
+	"github.com/politecrawl/etiquette/politeness/identity"
 	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
@@ -13,33 +19,53 @@ import (
 // anyway, so a larger file (or /dev/zero) costs no more than that.
 const robotsFileLimit = 1 << 20
 
+var robotsDoc = commandDoc{
+	name:  "robots",
+	usage: "[--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL",
+	about: `Decides URL against a robots.txt file for the crawler PRODUCT_TOKEN names, as RFC 9309 does, and
+prints "allowed" or "disallowed", then the deciding rule ("line N: RULE", or "no matching rule").
+With --compare-colly it then prints what Colly's built-in check (temoto/robotstxt v1.1.2) decides,
+and a line starting with DIFFERENT where the two disagree.`,
+	args: `  ROBOTS_FILE    a robots.txt file (the first 512 KiB count, as RFC 9309 §2.5 allows)
+  PRODUCT_TOKEN  a product token 'etiquette ua build' could produce, under either profile:
+                 ExampleBot, ExampleBot-User, FAU-RRZE-Legalcheck (not a whole User-Agent, not *)
+  URL            an absolute http(s) URL, e.g. https://example.org/private/page`,
+	exits: `  0  allowed
+  1  disallowed
+  2  unusable input: usage, an unreadable file, a token no crawler can have, a URL that is not
+     absolute http(s)`,
+}
+
+// inTokenTerms rewrites the identity package's advice about a token for the robots command,
+// whose token is an argument rather than a field.
+var inTokenTerms = strings.NewReplacer("Identity.Token", "PRODUCT_TOKEN", "Identity.UserToken", "PRODUCT_TOKEN",
+	"Identity.Org", "the ORG of FAU-ORG-BOT", "Identity.Bot", "the BOT of FAU-ORG-BOT")
+
 // runRobots: "robots [--compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL". The first output line is
 // "allowed" or "disallowed", the second the deciding rule.
-func runRobots(args []string, e env) (int, error) {
-	fs := newFlagSet("robots", e)
-	compare := fs.Bool("compare-colly", false, "also print what Colly's built-in robots.txt check (temoto/robotstxt) would decide")
-	collyUA := fs.String("colly-ua", "", "with --compare-colly: the whole User-Agent the Colly scraper sent (default: PRODUCT_TOKEN)")
-	pos, err := parseFlags(fs, args)
+func runRobots(_ context.Context, args []string, e env) (int, error) {
+	fs := newFlagSet(robotsDoc)
+	compare := fs.Bool("compare-colly", false, "also print what Colly's built-in robots.txt check (temoto/robotstxt v1.1.2) decides")
+	collyUA := fs.String("colly-ua", "", "`UA`: with --compare-colly, the whole User-Agent the Colly scraper sent (default: PRODUCT_TOKEN)")
+	pos, err := parseFlags(fs, robotsDoc, args, e)
 	if err != nil {
 		return exitUsage, err
 	}
 	if len(pos) != 3 {
-		return exitUsage, usagef("usage: etiquette robots [--compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL")
-	}
-	f, err := os.Open(pos[0])
-	if err != nil {
-		return exitUsage, usagef("cannot read the robots.txt file: %v", err)
-	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, robotsFileLimit))
-	if err != nil {
-		return exitUsage, usagef("cannot read the robots.txt file: %v", err)
-	}
-	u, err := url.Parse(pos[2])
-	if err != nil {
-		return exitUsage, usagef("URL %q does not parse: %v", pos[2], err)
+		return exitUsage, robotsDoc.argErrorf("want 3 arguments, ROBOTS_FILE PRODUCT_TOKEN URL, got %d", len(pos))
 	}
 	token := pos[1]
+	if err := identity.ValidateToken(token); err != nil {
+		return exitUsage, tokenError(token, err)
+	}
+	u, err := httpURL("URL", pos[2])
+	if err != nil {
+		return exitUsage, err
+	}
+	body, err := readRobotsFile(pos[0])
+	if err != nil {
+		return exitUsage, err
+	}
 	dec := robots.Parse(body).Decide(token, u)
 	verdict := "disallowed"
 	if dec.Allowed {
@@ -58,4 +84,32 @@ func runRobots(args []string, e env) (int, error) {
 		return exitNo, nil
 	}
 	return exitOK, nil
+}
+
+func readRobotsFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, usagef("cannot read the robots.txt file: %v", err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, robotsFileLimit))
+	if err != nil {
+		return nil, usagef("cannot read the robots.txt file: %v", err)
+	}
+	return body, nil
+}
+
+// tokenError says why token cannot name a crawler, one problem per line.
+func tokenError(token string, err error) error {
+	var ve *identity.ValidationError
+	if !errors.As(err, &ve) {
+		return usagef("PRODUCT_TOKEN %q: %v", token, err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "PRODUCT_TOKEN %q is not a product token a crawler can have (robots.txt groups are matched by it, RFC 9309 §2.2.1):", token)
+	for _, p := range ve.Problems {
+		fmt.Fprintf(&b, "\n  %s (fix: %s)", inTokenTerms.Replace(p.Message), inTokenTerms.Replace(p.Fix))
+	}
+	b.WriteString("\ngive the token that starts the crawler's User-Agent, e.g. ExampleBot for ExampleBot/1.0 (+https://example.org/bot)")
+	return &usageError{b.String()}
 }

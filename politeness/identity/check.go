@@ -13,20 +13,20 @@ import (
 // already reported, so that one mistake yields one problem, not two.
 type checker struct {
 	errs, warns []Problem
-	skip        map[string]bool
+	skip        map[Field]bool
 }
 
-func (c *checker) fail(field, msg, fix string) {
+func (c *checker) fail(field Field, msg, fix string) {
 	c.errs = append(c.errs, Problem{Field: field, Message: msg, Fix: fix})
 }
 
-func (c *checker) warn(field, msg, fix string) {
+func (c *checker) warn(field Field, msg, fix string) {
 	c.warns = append(c.warns, Problem{Field: field, Message: msg, Fix: fix})
 }
 
-func (c *checker) skipField(fields ...string) {
+func (c *checker) skipField(fields ...Field) {
 	if c.skip == nil {
-		c.skip = map[string]bool{}
+		c.skip = map[Field]bool{}
 	}
 	for _, f := range fields {
 		c.skip[f] = true
@@ -44,8 +44,8 @@ func (c *checker) err() error {
 func (c *checker) fields(id Identity) {
 	p, ok := id.Profile.normalized()
 	if !ok {
-		c.fail("profile", fmt.Sprintf("unknown profile %q", id.Profile),
-			`use "generic" (Token/Version (+URL; mailto:EMAIL)) or "fau" (FAU-ORG-BOT/VERSION (+URL;mailto:EMAIL))`)
+		c.fail(FieldProfile, fmt.Sprintf("unknown profile %q", id.Profile),
+			"set Identity.Profile to identity.Generic (Token/Version (+URL; mailto:EMAIL)) or identity.FAU (FAU-ORG-BOT/VERSION (+URL;mailto:EMAIL))")
 		return
 	}
 	if p == FAU {
@@ -57,61 +57,61 @@ func (c *checker) fields(id Identity) {
 
 func (c *checker) genericFields(id Identity) {
 	if id.Org != "" || id.Bot != "" {
-		c.fail("profile", "org and bot are parts of the FAU profile, but the profile is generic",
-			"set --profile fau (Identity.Profile = identity.FAU), or use --token instead of --org/--bot")
+		c.fail(FieldProfile, "org and bot are parts of the FAU profile, but the profile is generic",
+			"set Identity.Profile to identity.FAU, or use Identity.Token instead of Identity.Org and Identity.Bot")
 	}
-	if !c.skip["token"] {
-		c.genericToken("token", id.Token)
+	if !c.skip[FieldToken] {
+		c.genericToken(FieldToken, id.Token)
 	}
-	if !c.skip["bot-version"] {
+	if !c.skip[FieldVersion] {
 		c.genericVersion(id.Version)
 	}
-	if !c.skip["info-url"] {
+	if !c.skip[FieldInfoURL] {
 		c.infoURL(id.InfoURL, false)
 	}
-	if !c.skip["contact"] {
+	if !c.skip[FieldContact] {
 		if id.Contact == "" {
-			c.warn("contact", "no contact e-mail address: a site operator with a problem cannot write to you",
-				"set --contact EMAIL (Identity.Contact), or add \"; mailto:EMAIL\" to the comment of a User-Agent string; or make sure the info page says how to reach the operator")
+			c.warn(FieldContact, "no contact e-mail address: a site operator with a problem cannot write to you",
+				"set Identity.Contact to the operator's e-mail address, or add \"; mailto:EMAIL\" to the comment of a User-Agent string; or make sure the info page says how to reach the operator")
 		} else {
 			c.email(id.Contact)
 		}
 	}
 	if id.UserToken != "" {
-		c.genericToken("user-token", id.UserToken)
+		c.genericToken(FieldUserToken, id.UserToken)
 		c.distinctUserToken(id)
 	}
 }
 
 func (c *checker) fauFields(id Identity) {
 	if id.Token != "" && id.Token != id.CrawlToken() {
-		c.fail("token", fmt.Sprintf("the FAU profile derives the product token from org and bot (FAU-<ORG>-<BOT>), but token is set to %q", id.Token),
-			"leave --token (Identity.Token) empty and set --org and --bot")
+		c.fail(FieldToken, fmt.Sprintf("the FAU profile derives the product token from org and bot (FAU-<ORG>-<BOT>), but the token is set to %q", id.Token),
+			"leave Identity.Token empty and set Identity.Org and Identity.Bot")
 	}
-	if !c.skip["org"] {
-		c.fauPart("org", id.Org)
+	if !c.skip[FieldOrg] {
+		c.fauPart(FieldOrg, id.Org)
 	}
-	if !c.skip["bot"] {
-		c.fauPart("bot", id.Bot)
+	if !c.skip[FieldBot] {
+		c.fauPart(FieldBot, id.Bot)
 	}
-	if !c.skip["bot-version"] {
+	if !c.skip[FieldVersion] {
 		c.fauVersion(id.Version)
 	}
-	if !c.skip["info-url"] {
+	if !c.skip[FieldInfoURL] {
 		c.infoURL(id.InfoURL, true)
 	}
-	if !c.skip["contact"] {
+	if !c.skip[FieldContact] {
 		if id.Contact == "" {
-			c.fail("contact", "no contact e-mail address: the RRZE crawler rules require one",
-				"set --contact EMAIL (Identity.Contact), or write ;mailto:EMAIL after the info URL in a User-Agent string, e.g. ;mailto:webmaster@fau.de")
+			c.fail(FieldContact, "no contact e-mail address: the RRZE crawler rules require one",
+				"set Identity.Contact to the operator's e-mail address, or write ;mailto:EMAIL after the info URL in a User-Agent string, e.g. ;mailto:webmaster@fau.de")
 		} else {
 			c.email(id.Contact)
 		}
 	}
 	if id.UserToken != "" {
 		if !fauToken.MatchString(id.UserToken) {
-			c.fail("user-token", fmt.Sprintf("%q is not of the form FAU-<ORG>-<BOT>, which the RRZE rules require of every FAU User-Agent", id.UserToken),
-				"leave --user-token empty (FAU-<ORG>-<BOT>-User is the default), or use e.g. FAU-RRZE-Legalcheck-Manual")
+			c.fail(FieldUserToken, fmt.Sprintf("%q is not of the form FAU-<ORG>-<BOT>, which the RRZE rules require of every FAU User-Agent", id.UserToken),
+				"leave Identity.UserToken empty (FAU-<ORG>-<BOT>-User is the default), or use e.g. FAU-RRZE-Legalcheck-Manual")
 		}
 		c.distinctUserToken(id)
 	}
@@ -124,17 +124,17 @@ var fauToken = regexp.MustCompile(`^FAU-[A-Za-z0-9_-]+-[A-Za-z0-9_-]+$`)
 // equal to the crawl token up to case would give robots.txt no way to tell the two apart.
 func (c *checker) distinctUserToken(id Identity) {
 	if crawl := id.CrawlToken(); crawl != "" && strings.EqualFold(id.UserToken, crawl) {
-		c.fail("user-token", fmt.Sprintf("the user token %q is the crawl token, so robots.txt cannot address user-triggered fetches separately", id.UserToken),
-			"leave --user-token empty (the default is "+crawl+"-User) or choose another name")
+		c.fail(FieldUserToken, fmt.Sprintf("the user token %q is the crawl token, so robots.txt cannot address user-triggered fetches separately", id.UserToken),
+			"leave Identity.UserToken empty (the default is "+crawl+"-User) or choose another name")
 	}
 }
 
 // genericToken checks a product token against RFC 9309 §2.2.1 (1*(ALPHA / "_" / "-")) and the
 // naming rules: no technology names, no browser names, not only generic words.
-func (c *checker) genericToken(field, tok string) {
+func (c *checker) genericToken(field Field, tok string) {
 	if tok == "" {
 		c.fail(field, "no product token: robots.txt has no name to address the crawler by",
-			"set --"+field+" NAME: letters, '_' and '-' only, named after your project, e.g. ExampleBot")
+			"set Identity."+string(field)+": letters, '_' and '-' only, named after your project, e.g. ExampleBot")
 		return
 	}
 	if bad := badChars(tok, isTokenChar); bad != "" {
@@ -150,11 +150,15 @@ func (c *checker) genericToken(field, tok string) {
 }
 
 // fauPart checks ORG or BOT of FAU-<ORG>-<BOT> against the RRZE grammar [A-Za-z0-9_-]+.
-func (c *checker) fauPart(field, part string) {
-	upper := strings.ToUpper(field)
+func (c *checker) fauPart(field Field, part string) {
+	upper := strings.ToUpper(string(field))
 	if part == "" {
+		example := "RRZE"
+		if field == FieldBot {
+			example = "Legalcheck"
+		}
 		c.fail(field, "no "+upper+": a FAU crawler is named FAU-<ORG>-<BOT>",
-			"set --"+field+" "+upper+", e.g. --org RRZE --bot Legalcheck")
+			"set Identity."+string(field)+", e.g. "+example+" (for FAU-RRZE-Legalcheck)")
 		return
 	}
 	if bad := badChars(part, func(b byte) bool { return isTokenChar(b) || isDigit(b) }); bad != "" {
@@ -162,20 +166,20 @@ func (c *checker) fauPart(field, part string) {
 			"remove or replace those characters")
 		return
 	}
-	if field == "org" && strings.Contains(part, "-") {
+	if field == FieldOrg && strings.Contains(part, "-") {
 		c.fail(field, fmt.Sprintf("ORG %q contains '-', so FAU-%s-<BOT> cannot be read back: the ORG is everything between the first and second '-'", part, part),
-			"drop the '-' or use '_' in --org, e.g. "+strings.ReplaceAll(part, "-", "_"))
+			"drop the '-' or use '_' in Identity.Org, e.g. "+strings.ReplaceAll(part, "-", "_"))
 	}
-	if field == "bot" && strings.HasPrefix(strings.ToUpper(part), "FAU-") {
+	if field == FieldBot && strings.HasPrefix(strings.ToUpper(part), "FAU-") {
 		c.fail(field, fmt.Sprintf("BOT %q repeats the FAU- prefix, which is added for you", part),
-			"set --bot to the bot's own name only, e.g. Legalcheck")
+			"set Identity.Bot to the bot's own name only, e.g. Legalcheck")
 		return
 	}
 	if strings.ContainsAny(part, "0123456789") {
 		c.warn(field, fmt.Sprintf("%s %q contains digits: the RRZE rules allow them, but RFC 9309 §2.2.1 product tokens do not, so some robots.txt parsers will not match a User-agent line naming this crawler (ours does)", upper, part),
 			"nothing required; to be matched by every parser, spell the digits out or drop them")
 	}
-	if field == "bot" {
+	if field == FieldBot {
 		c.name(field, part, false)
 	}
 }
@@ -183,7 +187,7 @@ func (c *checker) fauPart(field, part string) {
 // name rejects technology and browser names; a name made only of generic words (Bot, Crawler) is
 // an error for a generic token, which would then address nobody in particular, and a warning for
 // a FAU bot, which FAU-<ORG>- already sets apart.
-func (c *checker) name(field, name string, genericIsError bool) {
+func (c *checker) name(field Field, name string, genericIsError bool) {
 	switch kind, what := classifyName(name); kind {
 	case techName:
 		c.fail(field, fmt.Sprintf("%q is the name of a technology (%s), not of a crawler: it says nothing about who runs the bot, and library defaults look like unconfigured scripts", name, what),
@@ -209,12 +213,12 @@ func (c *checker) name(field, name string, genericIsError bool) {
 // RFC 9110 §10.1.5).
 func (c *checker) genericVersion(v string) {
 	if v == "" {
-		c.fail("bot-version", "no version: the User-Agent must read Token/Version",
-			"set --bot-version V (Identity.Version), or append /V to the name in a User-Agent string, e.g. 1.0")
+		c.fail(FieldVersion, "no version: the User-Agent must read Token/Version",
+			"set Identity.Version, or append /V to the name in a User-Agent string, e.g. 1.0")
 		return
 	}
 	if bad := badChars(v, isTchar); bad != "" {
-		c.fail("bot-version", fmt.Sprintf("version %q contains %s; a product version is an RFC 9110 token (letters, digits, .-_ and similar, no spaces or '/')", v, bad),
+		c.fail(FieldVersion, fmt.Sprintf("version %q contains %s; a product version is an RFC 9110 token (letters, digits, .-_ and similar, no spaces or '/')", v, bad),
 			"use a version like 1.0 or 2.3.1")
 	}
 }
@@ -223,12 +227,12 @@ var fauVersion = regexp.MustCompile(`^[0-9]+(\.[0-9]+)+$`)
 
 func (c *checker) fauVersion(v string) {
 	if v == "" {
-		c.fail("bot-version", "no version: a FAU User-Agent reads FAU-<ORG>-<BOT>/<VERSION>",
-			"set --bot-version V (Identity.Version), or append /V to the name in a User-Agent string, e.g. 1.0")
+		c.fail(FieldVersion, "no version: a FAU User-Agent reads FAU-<ORG>-<BOT>/<VERSION>",
+			"set Identity.Version, or append /V to the name in a User-Agent string, e.g. 1.0")
 		return
 	}
 	if !fauVersion.MatchString(v) {
-		c.fail("bot-version", fmt.Sprintf("version %q is not digits separated by dots with at least one dot, as the RRZE rules require ([0-9]+(\\.[0-9]+)+)", v),
+		c.fail(FieldVersion, fmt.Sprintf("version %q is not digits separated by dots with at least one dot, as the RRZE rules require ([0-9]+(\\.[0-9]+)+)", v),
 			"use a version like 1.0 or 2.3.1")
 	}
 }
@@ -236,14 +240,14 @@ func (c *checker) fauVersion(v string) {
 // infoURL checks the page that explains the crawler: absolute, http(s) (https only for FAU),
 // with a host, and free of what would break the User-Agent comment or leak credentials.
 func (c *checker) infoURL(raw string, httpsOnly bool) {
-	const f = "info-url"
+	const f = FieldInfoURL
 	want := "http(s)"
 	if httpsOnly {
 		want = "https"
 	}
 	if raw == "" {
 		c.fail(f, "no info URL: site operators need a page that explains the crawler",
-			"set --info-url URL (Identity.InfoURL), or write (+URL) after the version in a User-Agent string; an absolute "+want+" URL such as https://example.org/bot")
+			"set Identity.InfoURL, or write (+URL) after the version in a User-Agent string; an absolute "+want+" URL such as https://example.org/bot")
 		return
 	}
 	if bad := badChars(raw, func(b byte) bool { return b > ' ' && b < 0x7f }); bad != "" {
@@ -284,7 +288,7 @@ func (c *checker) infoURL(raw string, httpsOnly bool) {
 // a bare addr-spec (no display name, no quoting) in ASCII with a dotted domain name, since the
 // address is written into the User-Agent comment and the From header (RFC 9110 §10.1.2 mailbox).
 func (c *checker) email(addr string) {
-	const f = "contact"
+	const f = FieldContact
 	fix := "give a plain address such as webmaster@example.org (no name, no <>, no mailto:)"
 	if strings.HasPrefix(strings.ToLower(addr), "mailto:") {
 		c.fail(f, fmt.Sprintf("contact %q starts with mailto:, which is added for you", addr), "drop the mailto: prefix")
@@ -332,11 +336,11 @@ func (c *checker) verbatim(id Identity) {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
 			for _, pr := range ve.Problems {
-				c.fail("verbatim", pr.Field+": "+pr.Message, pr.Fix)
+				c.fail(FieldVerbatim, string(pr.Field)+": "+pr.Message, pr.Fix)
 			}
 			return
 		}
-		c.fail("verbatim", err.Error(), "set Verbatim to a valid User-Agent, or leave it empty")
+		c.fail(FieldVerbatim, err.Error(), "set Identity.Verbatim to a valid User-Agent, or leave it empty")
 		return
 	}
 	want := id
@@ -346,9 +350,25 @@ func (c *checker) verbatim(id Identity) {
 	}
 	got.Verbatim, got.UserToken = "", ""
 	if got != want {
-		c.fail("verbatim", fmt.Sprintf("the User-Agent %q does not match the other fields (it reads as %s)", id.Verbatim, got.canonical(got.CrawlToken())),
-			"leave Verbatim empty so the User-Agent is generated from the fields, or use identity.Parse")
+		c.fail(FieldVerbatim, fmt.Sprintf("the User-Agent %q does not match the other fields (it reads as %s)", id.Verbatim, got.canonical(got.CrawlToken())),
+			"leave Identity.Verbatim empty so the User-Agent is generated from the fields, or use identity.Parse")
 	}
+}
+
+// length refuses an identity whose User-Agent, or the user-triggered User-Agent derived from it,
+// is longer than MaxUserAgentLen.
+func (c *checker) length(id Identity) {
+	if n := len(id.UserAgent()); n > MaxUserAgentLen {
+		c.tooLong("the User-Agent", n)
+	} else if n := len(id.UserTriggeredAgent()); n > MaxUserAgentLen {
+		c.tooLong("the user-triggered User-Agent ("+id.UserTriggeredToken()+"/…)", n)
+	}
+}
+
+func (c *checker) tooLong(what string, n int) {
+	c.fail(FieldUserAgent, fmt.Sprintf("%s is %d bytes, more than the %d this package sends: servers answer an oversized header with 400 or 431, "+
+		"and a 4xx answer for robots.txt reads as \"no robots.txt\", which allows everything (RFC 9309 §2.3.1.3)", what, n, MaxUserAgentLen),
+		"keep the User-Agent to the token, version, info URL and contact, and put everything else on the info page")
 }
 
 func isAlpha(b byte) bool     { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }

@@ -32,11 +32,11 @@ func ExampleParse() {
 	var invalid *identity.ValidationError
 	if errors.As(err, &invalid) {
 		for _, p := range invalid.Problems {
-			fmt.Println(p.Field+":", p.Message)
+			fmt.Println(string(p.Field)+":", p.Message)
 		}
 	}
 	// Output:
 	// FAU-RRZE-Legalcheck FAU-RRZE-Legalcheck-User 0 <nil>
-	// info-url: no info URL: site operators need a page that explains the crawler
-	// contact: no contact e-mail address: the RRZE crawler rules require one
+	// InfoURL: no info URL: site operators need a page that explains the crawler
+	// Contact: no contact e-mail address: the RRZE crawler rules require one
 }

@@ -59,3 +59,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidateToken: ValidateToken never panics, and every token it accepts is the crawl token of
+// a valid identity of one of the profiles — what `etiquette ua build` could produce.
+func FuzzValidateToken(f *testing.F) {
+	for _, seed := range []string{"ExampleBot", "ExampleBot-User", "FAU-RRZE-Legalcheck", "FAU-INF12-Link-check",
+		"FAU-", "FAU--", "FAU-X-", "", "*", "ExampleBot/1.0", "Example Bot", "curl", "Googlebot"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		if ValidateToken(token) != nil {
+			return
+		}
+		generic := Identity{Token: token, Version: "1.0", InfoURL: "https://example.org/bot", Contact: "bot@example.org"}
+		if _, err := generic.Validate(); err == nil {
+			return
+		}
+		org, bot, _ := strings.Cut(strings.TrimPrefix(token, "FAU-"), "-")
+		fau := Identity{Profile: FAU, Org: org, Bot: bot, Version: "1.0", InfoURL: "https://example.org/bot", Contact: "bot@example.org"}
+		if _, err := fau.Validate(); err != nil || fau.CrawlToken() != token {
+			t.Fatalf("ValidateToken(%q) accepted a token no identity has: generic and FAU (%+v) fail: %v", token, fau, err)
+		}
+	})
+}

@@ -1,9 +1,9 @@
 // Package identity builds and validates the User-Agent a crawler sends, so that a site operator
 // can tell who is crawling, address the crawler in robots.txt and reach the people running it.
 //
-// An [Identity] is either built from its parts (the CLI's --token/--bot-version/--info-url flags,
-// or a struct literal) or read from a whole User-Agent string with [Parse]. Both paths apply the
-// same rules and report every problem at once, each with how to fix it. Two grammars exist:
+// An [Identity] is either built from its parts (a struct literal) or read from a whole User-Agent
+// string with [Parse]. Both paths apply the same rules and report every problem at once, each
+// with how to fix it, in terms of the Identity's fields ([Problem], [Field]). Two grammars exist:
 //
 //   - [Generic]: Token/Version (+https://info-url; mailto:contact). The product token is what a
 //     robots.txt User-agent line names, so it must follow RFC 9309 §2.2.1 (letters, '_' and '-')
@@ -15,8 +15,9 @@
 // Both refuse a User-Agent that disguises a crawler as a web browser, the names of well-known
 // crawlers run by others (Googlebot, GPTBot, …), the bare names of HTTP libraries and tools
 // (curl, python-requests, colly, …) in place of a bot name, and library defaults such as
-// Colly's "colly - https://github.com/gocolly/colly". There is no default
-// identity: a zero Identity is an error ([ErrNoIdentity]) that names the flags and fields to set.
+// Colly's "colly - https://github.com/gocolly/colly", and a User-Agent longer than
+// [MaxUserAgentLen] bytes. There is no default identity: a zero Identity is an error
+// ([ErrNoIdentity]) that names the fields to set.
 //
 // The User-Agent is a courtesy to site operators, not a credential: anyone can send any string,
 // so nothing in this project grants or denies trust on the strength of a User-Agent.
@@ -27,6 +28,12 @@ import (
 	"fmt"
 	"strings"
 )
+
+// MaxUserAgentLen is the longest User-Agent, in bytes, that [Identity.Validate] and [Parse]
+// accept, for the crawl and the user-triggered form alike. Real crawler User-Agents are under
+// 200 bytes; servers limit a header line to a few kilobytes and answer beyond it with 400 or 431,
+// which for robots.txt would read as "no robots.txt" (RFC 9309 §2.3.1.3).
+const MaxUserAgentLen = 512
 
 // Profile is a User-Agent grammar. The zero value ("") means [Generic].
 type Profile string
@@ -97,7 +104,7 @@ type Identity struct {
 }
 
 // IsZero reports whether no identity is configured: every part other than Profile is empty.
-// (A profile alone, such as the CLI's default --profile generic, identifies nobody.)
+// (A profile alone identifies nobody.)
 func (id Identity) IsZero() bool {
 	id.Profile = ""
 	return id == Identity{}
@@ -210,23 +217,43 @@ func (id Identity) Validate() (warnings []Problem, err error) {
 	if id.Verbatim != "" && len(c.errs) == 0 {
 		c.verbatim(id)
 	}
+	c.length(id)
 	return c.warns, c.err()
 }
 
-// Problem is one thing wrong with an identity, or, as a warning, worth fixing.
-//
-// Field names the part concerned by its command-line flag name: "ua" (the whole User-Agent
-// string), "profile", "token", "org", "bot", "bot-version" (Identity.Version), "info-url",
-// "contact", "user-token", "verbatim".
+// Problem is one thing wrong with an identity, or, as a warning, worth fixing. Message and Fix
+// speak of the Identity's fields as Identity.Token, Identity.InfoURL, …, so that a program that
+// sets those fields from its own configuration (flags, a file) can name its own settings
+// instead.
 type Problem struct {
-	Field   string
+	Field   Field
 	Message string // what is wrong, and why it matters
 	Fix     string // what to change
 }
 
+// Field names the part of an identity a [Problem] concerns: an [Identity] field by its Go name,
+// or [FieldUserAgent] for the User-Agent string as a whole.
+type Field string
+
+// The fields.
+const (
+	// FieldUserAgent is the whole User-Agent: the string given to [Parse] (its structure, its
+	// characters) or, for an identity built from parts, the string they compose (its length).
+	FieldUserAgent Field = "UserAgent"
+	FieldProfile   Field = "Profile"
+	FieldToken     Field = "Token"
+	FieldOrg       Field = "Org"
+	FieldBot       Field = "Bot"
+	FieldVersion   Field = "Version"
+	FieldInfoURL   Field = "InfoURL"
+	FieldContact   Field = "Contact"
+	FieldUserToken Field = "UserToken"
+	FieldVerbatim  Field = "Verbatim"
+)
+
 // String renders the problem on one line: "field: message (fix: fix)".
 func (p Problem) String() string {
-	return p.Field + ": " + p.Message + " (fix: " + p.Fix + ")"
+	return string(p.Field) + ": " + p.Message + " (fix: " + p.Fix + ")"
 }
 
 // ValidationError lists every problem of an invalid identity. errors.Is(err, ErrInvalid) holds
@@ -260,8 +287,6 @@ var ErrInvalid = errors.New("invalid crawler identity")
 // ErrNoIdentity is returned when no identity is configured at all. There is deliberately no
 // default: every crawler must say who runs it.
 var ErrNoIdentity = errors.New("no crawler identity configured: " +
-	"set --ua UA (or the ETIQUETTE_UA environment variable); " +
-	"or --token NAME --bot-version V --info-url URL [--contact EMAIL]; " +
-	"or --profile fau --org ORG --bot BOT --bot-version V --info-url URL --contact EMAIL " +
-	"(in Go: the Identity fields Token, Version, InfoURL, Contact, or Profile FAU with Org, Bot, " +
-	"Version, InfoURL, Contact; or identity.Parse)")
+	"set Identity.Token, Identity.Version, Identity.InfoURL and Identity.Contact (the generic profile); " +
+	"or Identity.Profile = identity.FAU with Identity.Org, Identity.Bot, Identity.Version, Identity.InfoURL and Identity.Contact; " +
+	"or read a whole User-Agent string with identity.Parse")

@@ -16,7 +16,7 @@ const (
 func fields(ps []Problem) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, p.Field)
+		out = append(out, string(p.Field))
 	}
 	slices.Sort(out)
 	return out
@@ -97,36 +97,36 @@ func TestParseFAU(t *testing.T) {
 		{name: "longer version", ua: "FAU-RRZE-Legalcheck/2.10.3 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)"},
 		{name: "hyphen in bot", ua: "FAU-RRZE-Legal-check/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)"},
 		{name: "surrounding blanks ignored", ua: "  " + legalcheckUA + "\t"},
-		{name: "digits in org warn", ua: "FAU-INF12-Linkcheck/1.0 (+https://www.cs.fau.de/bot;mailto:admin@cs.fau.de)", warns: []string{"org"}},
-		{name: "digits in bot warn", ua: "FAU-RRZE-Legalcheck2/1.0 (+https://www.rrze.fau.de/bot;mailto:webmaster@fau.de)", warns: []string{"bot"}},
-		{name: "generic bot name warns", ua: "FAU-RRZE-Crawler/1.0 (+https://www.rrze.fau.de/bot;mailto:webmaster@fau.de)", warns: []string{"bot"}},
+		{name: "digits in org warn", ua: "FAU-INF12-Linkcheck/1.0 (+https://www.cs.fau.de/bot;mailto:admin@cs.fau.de)", warns: []string{"Org"}},
+		{name: "digits in bot warn", ua: "FAU-RRZE-Legalcheck2/1.0 (+https://www.rrze.fau.de/bot;mailto:webmaster@fau.de)", warns: []string{"Bot"}},
+		{name: "generic bot name warns", ua: "FAU-RRZE-Crawler/1.0 (+https://www.rrze.fau.de/bot;mailto:webmaster@fau.de)", warns: []string{"Bot"}},
 
-		{name: "Mozilla/5.0", ua: "Mozilla/5.0", errs: []string{"ua"}, mention: "Mozilla/"},
-		{name: "python-requests", ua: "python-requests/2.32", errs: []string{"contact", "info-url", "ua"}, mention: "technology"},
-		{name: "curl", ua: "curl/8.0", errs: []string{"contact", "info-url", "ua"}, mention: "FAU-"},
-		{name: "Crawler", ua: "Crawler", errs: []string{"bot-version", "contact", "info-url", "ua"}},
-		{name: "FAU-Bot", ua: "FAU-Bot", errs: []string{"bot-version", "contact", "info-url", "ua"}, mention: "FAU-<ORG>-<BOT>"},
-		{name: "no version", ua: "FAU-RRZE-Legalcheck", errs: []string{"bot-version", "contact", "info-url"}},
-		{name: "no comment", ua: "FAU-RRZE-Legalcheck/1.0", errs: []string{"contact", "info-url"}},
-		{name: "Mozilla compatible", ua: "Mozilla/5.0 (compatible; FAU-RRZE-Legalcheck/1.0; +https://www.rrze.fau.de/bots/legalcheck/)", errs: []string{"ua"}},
-		{name: "two spaces before mailto", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;  mailto:webmaster@fau.de)", errs: []string{"ua"}, mention: "mailto:"},
-		{name: "no mailto", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;webmaster@fau.de)", errs: []string{"ua"}},
-		{name: "no contact", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/)", errs: []string{"contact"}},
-		{name: "no plus", ua: "FAU-RRZE-Legalcheck/1.0 (https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"ua"}, mention: "+<INFO-URL>"},
-		{name: "http info URL", ua: "FAU-RRZE-Legalcheck/1.0 (+http://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"info-url"}, mention: "https"},
-		{name: "relative info URL", ua: "FAU-RRZE-Legalcheck/1.0 (+/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"info-url"}},
-		{name: "bad e-mail", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster)", errs: []string{"contact"}},
-		{name: "one-part version", ua: "FAU-RRZE-Legalcheck/1 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"bot-version"}},
-		{name: "version with letters", ua: "FAU-RRZE-Legalcheck/1.0b (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"bot-version"}},
-		{name: "lower-case prefix", ua: "fau-rrze-legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"ua"}},
-		{name: "technology as bot", ua: "FAU-RRZE-curl/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"bot"}, mention: "technology"},
-		{name: "empty bot", ua: "FAU-RRZE-/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"bot"}},
-		{name: "space in bot", ua: "FAU-RRZE-Legal check/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"bot"}, mention: "space"},
-		{name: "no space before comment", ua: "FAU-RRZE-Legalcheck/1.0(+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"ua"}},
-		{name: "text after comment", ua: legalcheckUA + " colly/2.3.0", errs: []string{"ua"}},
-		{name: "every part wrong", ua: "FAU-RR.ZE-Le$gal/x (+ftp://h;mailto:a@b)", errs: []string{"bot", "bot-version", "contact", "info-url", "org"}},
-		{name: "control character", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/\r\nX: y;mailto:webmaster@fau.de)", errs: []string{"ua"}, mention: "control"},
-		{name: "Colly default", ua: "colly - https://github.com/gocolly/colly", errs: []string{"ua"}, mention: "Colly's default"},
+		{name: "Mozilla/5.0", ua: "Mozilla/5.0", errs: []string{"UserAgent"}, mention: "Mozilla/"},
+		{name: "python-requests", ua: "python-requests/2.32", errs: []string{"Contact", "InfoURL", "UserAgent"}, mention: "technology"},
+		{name: "curl", ua: "curl/8.0", errs: []string{"Contact", "InfoURL", "UserAgent"}, mention: "FAU-"},
+		{name: "Crawler", ua: "Crawler", errs: []string{"Contact", "InfoURL", "UserAgent", "Version"}},
+		{name: "FAU-Bot", ua: "FAU-Bot", errs: []string{"Contact", "InfoURL", "UserAgent", "Version"}, mention: "FAU-<ORG>-<BOT>"},
+		{name: "no version", ua: "FAU-RRZE-Legalcheck", errs: []string{"Contact", "InfoURL", "Version"}},
+		{name: "no comment", ua: "FAU-RRZE-Legalcheck/1.0", errs: []string{"Contact", "InfoURL"}},
+		{name: "Mozilla compatible", ua: "Mozilla/5.0 (compatible; FAU-RRZE-Legalcheck/1.0; +https://www.rrze.fau.de/bots/legalcheck/)", errs: []string{"UserAgent"}},
+		{name: "two spaces before mailto", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;  mailto:webmaster@fau.de)", errs: []string{"UserAgent"}, mention: "mailto:"},
+		{name: "no mailto", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;webmaster@fau.de)", errs: []string{"UserAgent"}},
+		{name: "no contact", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/)", errs: []string{"Contact"}},
+		{name: "no plus", ua: "FAU-RRZE-Legalcheck/1.0 (https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"UserAgent"}, mention: "+<INFO-URL>"},
+		{name: "http info URL", ua: "FAU-RRZE-Legalcheck/1.0 (+http://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"InfoURL"}, mention: "https"},
+		{name: "relative info URL", ua: "FAU-RRZE-Legalcheck/1.0 (+/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"InfoURL"}},
+		{name: "bad e-mail", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster)", errs: []string{"Contact"}},
+		{name: "one-part version", ua: "FAU-RRZE-Legalcheck/1 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"Version"}},
+		{name: "version with letters", ua: "FAU-RRZE-Legalcheck/1.0b (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"Version"}},
+		{name: "lower-case prefix", ua: "fau-rrze-legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"UserAgent"}},
+		{name: "technology as bot", ua: "FAU-RRZE-curl/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"Bot"}, mention: "technology"},
+		{name: "empty bot", ua: "FAU-RRZE-/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"Bot"}},
+		{name: "space in bot", ua: "FAU-RRZE-Legal check/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"Bot"}, mention: "space"},
+		{name: "no space before comment", ua: "FAU-RRZE-Legalcheck/1.0(+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", errs: []string{"UserAgent"}},
+		{name: "text after comment", ua: legalcheckUA + " colly/2.3.0", errs: []string{"UserAgent"}},
+		{name: "every part wrong", ua: "FAU-RR.ZE-Le$gal/x (+ftp://h;mailto:a@b)", errs: []string{"Bot", "Contact", "InfoURL", "Org", "Version"}},
+		{name: "control character", ua: "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/\r\nX: y;mailto:webmaster@fau.de)", errs: []string{"UserAgent"}, mention: "control"},
+		{name: "Colly default", ua: "colly - https://github.com/gocolly/colly", errs: []string{"UserAgent"}, mention: "Colly's default"},
 	})
 }
 
@@ -135,43 +135,43 @@ func TestParseFAU(t *testing.T) {
 func TestParseGeneric(t *testing.T) {
 	runParseCases(t, Generic, []parseCase{
 		{name: "canonical", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)"},
-		{name: "no contact warns", ua: "ExampleBot/1.0 (+https://example.org/bot)", warns: []string{"contact"}},
-		{name: "RFC 9309 §2.2.1 example", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; https://www.example.com/bot.html)", warns: []string{"contact"}},
-		{name: "Mozilla compatible with +URL", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", warns: []string{"contact"}},
+		{name: "no contact warns", ua: "ExampleBot/1.0 (+https://example.org/bot)", warns: []string{"Contact"}},
+		{name: "RFC 9309 §2.2.1 example", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; https://www.example.com/bot.html)", warns: []string{"Contact"}},
+		{name: "Mozilla compatible with +URL", ua: "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)", warns: []string{"Contact"}},
 		{name: "Mozilla compatible with contact", ua: "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot; mailto:bot@example.org)"},
 		{name: "FAU string is generic too", ua: legalcheckUA},
 		{name: "no space, bare URL and address", ua: "ExampleBot/1.0 (https://example.org/bot;bot@example.org)"},
 		{name: "free text in comment", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org; research on accessibility)"},
 		{name: "library as later product", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org) colly/2.3.0"},
-		{name: "http URL warns", ua: "Example_Bot/1.0 (+http://example.org/bot; mailto:bot@example.org)", warns: []string{"info-url"}},
+		{name: "http URL warns", ua: "Example_Bot/1.0 (+http://example.org/bot; mailto:bot@example.org)", warns: []string{"InfoURL"}},
 
-		{name: "Mozilla/5.0", ua: "Mozilla/5.0", errs: []string{"ua"}, mention: "browser"},
-		{name: "python-requests", ua: "python-requests/2.32", errs: []string{"info-url", "token"}, warns: []string{"contact"}, mention: "technology"},
-		{name: "curl", ua: "curl/8.0", errs: []string{"info-url", "token"}, warns: []string{"contact"}, mention: "technology"},
-		{name: "Go default", ua: "Go-http-client/1.1", errs: []string{"info-url", "token"}, warns: []string{"contact"}, mention: "Go's net/http"},
-		{name: "Colly default", ua: "colly - https://github.com/gocolly/colly", errs: []string{"ua"}, mention: "Colly's default"},
-		{name: "Crawler", ua: "Crawler", errs: []string{"bot-version", "info-url", "token"}, warns: []string{"contact"}, mention: "generic"},
-		{name: "Chrome", ua: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", errs: []string{"ua"}, mention: "browser"},
-		{name: "Firefox", ua: "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", errs: []string{"ua"}, mention: "browser"},
-		{name: "bot then browser products", ua: "ExampleBot/1.0 (+https://example.org/bot) Chrome/120.0 Safari/537.36", errs: []string{"ua"}, warns: []string{"contact"}, mention: "browser"},
-		{name: "Googlebot impersonation", ua: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", errs: []string{"token"}, warns: []string{"contact", "info-url"}, mention: "Google"},
-		{name: "MSIE compatible", ua: "Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0)", errs: []string{"info-url", "token"}, warns: []string{"contact"}, mention: "browser"},
-		{name: "compatible without product", ua: "Mozilla/5.0 (compatible; +https://example.org/bot)", errs: []string{"ua"}, warns: []string{"contact"}},
-		{name: "no version", ua: "ExampleBot (+https://example.org/bot)", errs: []string{"bot-version"}, warns: []string{"contact"}},
-		{name: "no comment", ua: "ExampleBot/1.0", errs: []string{"info-url"}, warns: []string{"contact"}},
-		{name: "digit in token", ua: "Example2Bot/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"token"}, mention: "digits"},
-		{name: "dot in token", ua: "Example.Bot/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"token"}},
-		{name: "technology with bot suffix", ua: "colly-bot/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"token"}, mention: "Colly"},
-		{name: "technology in CamelCase", ua: "ScrapyCrawler/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"token"}, mention: "Scrapy"},
-		{name: "relative URL", ua: "ExampleBot/1.0 (+/bot; mailto:bot@example.org)", errs: []string{"info-url"}},
-		{name: "ftp URL", ua: "ExampleBot/1.0 (+ftp://example.org/bot; mailto:bot@example.org)", errs: []string{"info-url"}},
-		{name: "URL with credentials", ua: "ExampleBot/1.0 (+https://me:secret@example.org/bot; mailto:bot@example.org)", errs: []string{"info-url"}},
-		{name: "bad e-mail", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@localhost)", errs: []string{"contact"}},
-		{name: "unclosed comment", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org", errs: []string{"ua"}},
-		{name: "stray text", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org) ) ok", errs: []string{"ua"}},
-		{name: "starts with comment", ua: "(+https://example.org/bot) ExampleBot/1.0", errs: []string{"ua"}, warns: []string{"contact"}},
-		{name: "non-ASCII", ua: "ExampleBöt/1.0 (+https://example.org/bot)", errs: []string{"ua"}, mention: "non-ASCII"},
-		{name: "every part wrong", ua: "Go/1.0/x (+mailto:x; mailto:no-at-sign)", errs: []string{"bot-version", "contact", "info-url", "token"}},
+		{name: "Mozilla/5.0", ua: "Mozilla/5.0", errs: []string{"UserAgent"}, mention: "browser"},
+		{name: "python-requests", ua: "python-requests/2.32", errs: []string{"InfoURL", "Token"}, warns: []string{"Contact"}, mention: "technology"},
+		{name: "curl", ua: "curl/8.0", errs: []string{"InfoURL", "Token"}, warns: []string{"Contact"}, mention: "technology"},
+		{name: "Go default", ua: "Go-http-client/1.1", errs: []string{"InfoURL", "Token"}, warns: []string{"Contact"}, mention: "Go's net/http"},
+		{name: "Colly default", ua: "colly - https://github.com/gocolly/colly", errs: []string{"UserAgent"}, mention: "Colly's default"},
+		{name: "Crawler", ua: "Crawler", errs: []string{"InfoURL", "Token", "Version"}, warns: []string{"Contact"}, mention: "generic"},
+		{name: "Chrome", ua: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36", errs: []string{"UserAgent"}, mention: "browser"},
+		{name: "Firefox", ua: "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0", errs: []string{"UserAgent"}, mention: "browser"},
+		{name: "bot then browser products", ua: "ExampleBot/1.0 (+https://example.org/bot) Chrome/120.0 Safari/537.36", errs: []string{"UserAgent"}, warns: []string{"Contact"}, mention: "browser"},
+		{name: "Googlebot impersonation", ua: "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", errs: []string{"Token"}, warns: []string{"Contact", "InfoURL"}, mention: "Google"},
+		{name: "MSIE compatible", ua: "Mozilla/5.0 (compatible; MSIE 9.0; Windows NT 6.1; Trident/5.0)", errs: []string{"InfoURL", "Token"}, warns: []string{"Contact"}, mention: "browser"},
+		{name: "compatible without product", ua: "Mozilla/5.0 (compatible; +https://example.org/bot)", errs: []string{"UserAgent"}, warns: []string{"Contact"}},
+		{name: "no version", ua: "ExampleBot (+https://example.org/bot)", errs: []string{"Version"}, warns: []string{"Contact"}},
+		{name: "no comment", ua: "ExampleBot/1.0", errs: []string{"InfoURL"}, warns: []string{"Contact"}},
+		{name: "digit in token", ua: "Example2Bot/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"Token"}, mention: "digits"},
+		{name: "dot in token", ua: "Example.Bot/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"Token"}},
+		{name: "technology with bot suffix", ua: "colly-bot/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"Token"}, mention: "Colly"},
+		{name: "technology in CamelCase", ua: "ScrapyCrawler/1.0 (+https://example.org/bot; mailto:bot@example.org)", errs: []string{"Token"}, mention: "Scrapy"},
+		{name: "relative URL", ua: "ExampleBot/1.0 (+/bot; mailto:bot@example.org)", errs: []string{"InfoURL"}},
+		{name: "ftp URL", ua: "ExampleBot/1.0 (+ftp://example.org/bot; mailto:bot@example.org)", errs: []string{"InfoURL"}},
+		{name: "URL with credentials", ua: "ExampleBot/1.0 (+https://me:secret@example.org/bot; mailto:bot@example.org)", errs: []string{"InfoURL"}},
+		{name: "bad e-mail", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@localhost)", errs: []string{"Contact"}},
+		{name: "unclosed comment", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org", errs: []string{"UserAgent"}},
+		{name: "stray text", ua: "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org) ) ok", errs: []string{"UserAgent"}},
+		{name: "starts with comment", ua: "(+https://example.org/bot) ExampleBot/1.0", errs: []string{"UserAgent"}, warns: []string{"Contact"}},
+		{name: "non-ASCII", ua: "ExampleBöt/1.0 (+https://example.org/bot)", errs: []string{"UserAgent"}, mention: "non-ASCII"},
+		{name: "every part wrong", ua: "Go/1.0/x (+mailto:x; mailto:no-at-sign)", errs: []string{"Contact", "InfoURL", "Token", "Version"}},
 	})
 }
 
@@ -182,7 +182,7 @@ func TestParseEmptyAndUnknownProfile(t *testing.T) {
 		}
 	}
 	_, _, err := Parse(legalcheckUA, "rrze")
-	if got := fields(problemsOf(t, err)); !slices.Equal(got, []string{"profile"}) {
+	if got := fields(problemsOf(t, err)); !slices.Equal(got, []string{"Profile"}) {
 		t.Errorf("unknown profile: problems on %v, want [profile]", got)
 	}
 	// The zero Profile means Generic.
@@ -216,33 +216,33 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "generic", id: exampleBot},
 		{name: "generic without profile", id: with(exampleBot, func(i *Identity) { i.Profile = "" })},
-		{name: "generic without contact", id: with(exampleBot, func(i *Identity) { i.Contact = "" }), warns: []string{"contact"}},
+		{name: "generic without contact", id: with(exampleBot, func(i *Identity) { i.Contact = "" }), warns: []string{"Contact"}},
 		{name: "generic with user token", id: with(exampleBot, func(i *Identity) { i.UserToken = "ExampleBot-Manual" })},
 		{name: "fau", id: legalcheck},
-		{name: "fau with digits", id: with(legalcheck, func(i *Identity) { i.Org = "INF12" }), warns: []string{"org"}},
+		{name: "fau with digits", id: with(legalcheck, func(i *Identity) { i.Org = "INF12" }), warns: []string{"Org"}},
 		{name: "fau with its token spelled out", id: with(legalcheck, func(i *Identity) { i.Token = "FAU-RRZE-Legalcheck" })},
 		{name: "fau with user token", id: with(legalcheck, func(i *Identity) { i.UserToken = "FAU-RRZE-Legalcheck-Manual" })},
 
-		{name: "profile only", id: Identity{Profile: FAU, Version: "1.0"}, errs: []string{"bot", "contact", "info-url", "org"}},
-		{name: "unknown profile", id: with(exampleBot, func(i *Identity) { i.Profile = "rrze" }), errs: []string{"profile"}},
+		{name: "profile only", id: Identity{Profile: FAU, Version: "1.0"}, errs: []string{"Bot", "Contact", "InfoURL", "Org"}},
+		{name: "unknown profile", id: with(exampleBot, func(i *Identity) { i.Profile = "rrze" }), errs: []string{"Profile"}},
 		{name: "generic every part wrong", id: Identity{Token: "python requests", Version: "1 0", InfoURL: "example.org/bot", Contact: "Bot <bot@example.org>"},
-			errs: []string{"bot-version", "contact", "info-url", "token", "token"}},
-		{name: "generic token with newline", id: with(exampleBot, func(i *Identity) { i.Token = "Example\r\nX-Evil: 1" }), errs: []string{"token"}},
-		{name: "generic browser token", id: with(exampleBot, func(i *Identity) { i.Token = "Safari" }), errs: []string{"token"}},
-		{name: "generic mailto contact", id: with(exampleBot, func(i *Identity) { i.Contact = "mailto:bot@example.org" }), errs: []string{"contact"}},
-		{name: "generic URL with semicolon", id: with(exampleBot, func(i *Identity) { i.InfoURL = "https://example.org/bot;v=1" }), errs: []string{"info-url"}},
-		{name: "generic URL with space", id: with(exampleBot, func(i *Identity) { i.InfoURL = "https://example.org/my bot" }), errs: []string{"info-url"}},
-		{name: "generic with FAU parts", id: with(exampleBot, func(i *Identity) { i.Org = "RRZE" }), errs: []string{"profile"}},
-		{name: "user token equals crawl token", id: with(exampleBot, func(i *Identity) { i.UserToken = "examplebot" }), errs: []string{"user-token"}},
-		{name: "user token with digits", id: with(exampleBot, func(i *Identity) { i.UserToken = "ExampleBot2" }), errs: []string{"user-token"}},
-		{name: "fau every part missing but profile and token", id: Identity{Profile: FAU, Token: "Legalcheck"}, errs: []string{"bot", "bot-version", "contact", "info-url", "org", "token"}},
-		{name: "fau org with hyphen", id: with(legalcheck, func(i *Identity) { i.Org = "RR-ZE" }), errs: []string{"org"}},
-		{name: "fau bot with prefix", id: with(legalcheck, func(i *Identity) { i.Bot = "FAU-RRZE-Legalcheck" }), errs: []string{"bot"}},
-		{name: "fau technology bot", id: with(legalcheck, func(i *Identity) { i.Bot = "python-requests" }), errs: []string{"bot"}},
-		{name: "fau http URL", id: with(legalcheck, func(i *Identity) { i.InfoURL = "http://www.rrze.fau.de/" }), errs: []string{"info-url"}},
-		{name: "fau no contact", id: with(legalcheck, func(i *Identity) { i.Contact = "" }), errs: []string{"contact"}},
-		{name: "fau user token not FAU", id: with(legalcheck, func(i *Identity) { i.UserToken = "LegalcheckUser" }), errs: []string{"user-token"}},
-		{name: "fau version with one part", id: with(legalcheck, func(i *Identity) { i.Version = "1" }), errs: []string{"bot-version"}},
+			errs: []string{"Contact", "InfoURL", "Token", "Token", "Version"}},
+		{name: "generic token with newline", id: with(exampleBot, func(i *Identity) { i.Token = "Example\r\nX-Evil: 1" }), errs: []string{"Token"}},
+		{name: "generic browser token", id: with(exampleBot, func(i *Identity) { i.Token = "Safari" }), errs: []string{"Token"}},
+		{name: "generic mailto contact", id: with(exampleBot, func(i *Identity) { i.Contact = "mailto:bot@example.org" }), errs: []string{"Contact"}},
+		{name: "generic URL with semicolon", id: with(exampleBot, func(i *Identity) { i.InfoURL = "https://example.org/bot;v=1" }), errs: []string{"InfoURL"}},
+		{name: "generic URL with space", id: with(exampleBot, func(i *Identity) { i.InfoURL = "https://example.org/my bot" }), errs: []string{"InfoURL"}},
+		{name: "generic with FAU parts", id: with(exampleBot, func(i *Identity) { i.Org = "RRZE" }), errs: []string{"Profile"}},
+		{name: "user token equals crawl token", id: with(exampleBot, func(i *Identity) { i.UserToken = "examplebot" }), errs: []string{"UserToken"}},
+		{name: "user token with digits", id: with(exampleBot, func(i *Identity) { i.UserToken = "ExampleBot2" }), errs: []string{"UserToken"}},
+		{name: "fau every part missing but profile and token", id: Identity{Profile: FAU, Token: "Legalcheck"}, errs: []string{"Bot", "Contact", "InfoURL", "Org", "Token", "Version"}},
+		{name: "fau org with hyphen", id: with(legalcheck, func(i *Identity) { i.Org = "RR-ZE" }), errs: []string{"Org"}},
+		{name: "fau bot with prefix", id: with(legalcheck, func(i *Identity) { i.Bot = "FAU-RRZE-Legalcheck" }), errs: []string{"Bot"}},
+		{name: "fau technology bot", id: with(legalcheck, func(i *Identity) { i.Bot = "python-requests" }), errs: []string{"Bot"}},
+		{name: "fau http URL", id: with(legalcheck, func(i *Identity) { i.InfoURL = "http://www.rrze.fau.de/" }), errs: []string{"InfoURL"}},
+		{name: "fau no contact", id: with(legalcheck, func(i *Identity) { i.Contact = "" }), errs: []string{"Contact"}},
+		{name: "fau user token not FAU", id: with(legalcheck, func(i *Identity) { i.UserToken = "LegalcheckUser" }), errs: []string{"UserToken"}},
+		{name: "fau version with one part", id: with(legalcheck, func(i *Identity) { i.Version = "1" }), errs: []string{"Version"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -289,9 +289,9 @@ func TestNoIdentity(t *testing.T) {
 			t.Errorf("%+v.Validate() = %v, want ErrNoIdentity", id, err)
 		}
 	}
-	for _, flag := range []string{"--ua", "ETIQUETTE_UA", "--token", "--bot-version", "--info-url", "--contact", "--profile fau", "--org", "--bot"} {
-		if !strings.Contains(ErrNoIdentity.Error(), flag) {
-			t.Errorf("ErrNoIdentity does not name %s: %v", flag, ErrNoIdentity)
+	for _, field := range []string{"Identity.Token", "Identity.Version", "Identity.InfoURL", "Identity.Contact", "identity.FAU", "Identity.Org", "Identity.Bot", "identity.Parse"} {
+		if !strings.Contains(ErrNoIdentity.Error(), field) {
+			t.Errorf("ErrNoIdentity does not name %s: %v", field, ErrNoIdentity)
 		}
 	}
 	if exampleBot.IsZero() || (Identity{Version: "1.0"}).IsZero() {
@@ -402,7 +402,7 @@ func TestVerbatimMustAgree(t *testing.T) {
 	for _, tc := range cases {
 		id := with(exampleBot, func(i *Identity) { i.Verbatim = tc.verbatim })
 		_, err := id.Validate()
-		if got := fields(problemsOf(t, err)); tc.ok != (err == nil) || (!tc.ok && !slices.Contains(got, "verbatim")) {
+		if got := fields(problemsOf(t, err)); tc.ok != (err == nil) || (!tc.ok && !slices.Contains(got, "Verbatim")) {
 			t.Errorf("%s: Validate() = %v", tc.name, err)
 		}
 	}

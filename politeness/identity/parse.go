@@ -18,7 +18,8 @@ const collyDefault = "colly - https://github.com/gocolly/colly"
 // text or trailing products) it is kept in Identity.Verbatim so that exactly the configured
 // string is sent. For every string Parse accepts, Parse(id.UserAgent(), p) returns id again.
 // Leading and trailing blanks are ignored. A User-Agent cannot carry a user token, so
-// Identity.UserToken is always empty.
+// Identity.UserToken is always empty. A string longer than [MaxUserAgentLen] bytes is refused
+// unread, and so is one whose user-triggered form ([Identity.UserTriggeredAgent]) would be.
 //
 // Generic accepts Token/Version, then optionally a comment whose ';'-separated elements give
 // the info URL ("+URL", or a bare http(s) URL), the contact ("mailto:EMAIL" or a bare address)
@@ -45,15 +46,20 @@ func Parse(ua string, p Profile) (Identity, []Problem, error) {
 		return Identity{}, nil, ErrNoIdentity
 	}
 	var c checker
+	if len(s) > MaxUserAgentLen {
+		// Refused before parsing, so that a huge string costs no more than its length.
+		c.tooLong("the User-Agent", len(s))
+		return Identity{}, nil, c.err()
+	}
 	if bad := badChars(s, func(b byte) bool { return b >= ' ' && b < 0x7f }); bad != "" {
 		// Control characters could split the header; RFC 9110 §5.5 leaves non-ASCII as opaque
 		// obs-text. Neither can be part of any token, URL or address we accept.
-		c.fail("ua", "the User-Agent contains "+bad+", which an HTTP header value must not carry",
+		c.fail(FieldUserAgent, "the User-Agent contains "+bad+", which an HTTP header value must not carry",
 			"remove them; percent-encode non-ASCII characters in the info URL")
 		return Identity{}, nil, c.err()
 	}
 	if strings.EqualFold(s, collyDefault) {
-		c.fail("ua", "this is Colly's default User-Agent, sent when no identity is configured",
+		c.fail(FieldUserAgent, "this is Colly's default User-Agent, sent when no identity is configured",
 			"configure your own identity, e.g. ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)")
 		return Identity{}, nil, c.err()
 	}
@@ -70,6 +76,9 @@ func Parse(ua string, p Profile) (Identity, []Problem, error) {
 	if s != id.canonical(id.CrawlToken()) {
 		id.Verbatim = s
 	}
+	if c.length(id); len(c.errs) > 0 {
+		return Identity{}, c.warns, c.err()
+	}
 	return id, c.warns, nil
 }
 
@@ -77,45 +86,35 @@ func Parse(ua string, p Profile) (Identity, []Problem, error) {
 // are checked afterwards by fauFields.
 func (c *checker) parseFAU(s string, id *Identity) {
 	if strings.HasPrefix(strings.ToLower(s), "mozilla/") {
-		c.fail("ua", "the User-Agent starts with Mozilla/, which the RRZE rules forbid (a crawler must not pass for a browser)",
+		c.fail(FieldUserAgent, "the User-Agent starts with Mozilla/, which the RRZE rules forbid (a crawler must not pass for a browser)",
 			"send FAU-<ORG>-<BOT>/<VERSION> (+<INFO-URL>;mailto:<CONTACT>), e.g. FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)")
-		c.skipField("org", "bot", "bot-version", "info-url", "contact")
+		c.skipField(FieldOrg, FieldBot, FieldVersion, FieldInfoURL, FieldContact)
 		return
 	}
 	head, tail := s, ""
 	if i := strings.IndexByte(s, '('); i >= 0 {
 		head, tail = s[:i], s[i:]
 		if !strings.HasSuffix(head, " ") || strings.HasSuffix(head, "  ") {
-			c.fail("ua", "the version must be followed by exactly one space and then (",
+			c.fail(FieldUserAgent, "the version must be followed by exactly one space and then (",
 				"write FAU-<ORG>-<BOT>/<VERSION> (+<INFO-URL>;mailto:<CONTACT>)")
 		}
 		head = strings.TrimRight(head, " ")
 	}
 	name, version, _ := strings.Cut(head, "/")
 	id.Version = version
-	switch rest, ok := strings.CutPrefix(name, "FAU-"); {
-	case !ok:
-		msg := fmt.Sprintf("the product %q does not start with FAU-: a FAU crawler is named FAU-<ORG>-<BOT>", name)
-		if kind, what := classifyName(name); kind == techName {
-			msg += fmt.Sprintf(", and %q names a technology (%s), not a crawler", name, what)
-		}
-		c.fail("ua", msg, "name the crawler FAU-<ORG>-<BOT>, e.g. FAU-RRZE-Legalcheck")
-		c.skipField("org", "bot")
-	case !strings.Contains(rest, "-"):
-		c.fail("ua", fmt.Sprintf("the product %q has one part after FAU-, but a FAU crawler is named FAU-<ORG>-<BOT>", name),
-			"add the organisation and the bot's name, e.g. FAU-RRZE-Legalcheck")
-		c.skipField("org", "bot")
-	default:
-		id.Org, id.Bot, _ = strings.Cut(rest, "-")
+	if org, bot, ok := c.fauName(FieldUserAgent, name); ok {
+		id.Org, id.Bot = org, bot
+	} else {
+		c.skipField(FieldOrg, FieldBot)
 	}
 	if tail == "" {
 		return // fauFields reports the missing info URL and contact
 	}
 	inner, ok := strings.CutPrefix(tail, "(")
 	if inner, ok = strings.CutSuffix(inner, ")"); !ok || strings.ContainsAny(inner, "()") {
-		c.fail("ua", "the User-Agent must end with one comment (+<INFO-URL>;mailto:<CONTACT>) and nothing after it",
+		c.fail(FieldUserAgent, "the User-Agent must end with one comment (+<INFO-URL>;mailto:<CONTACT>) and nothing after it",
 			"write FAU-<ORG>-<BOT>/<VERSION> (+<INFO-URL>;mailto:<CONTACT>)")
-		c.skipField("info-url", "contact")
+		c.skipField(FieldInfoURL, FieldContact)
 		return
 	}
 	urlPart, contactPart, hasContact := strings.Cut(inner, ";")
@@ -123,7 +122,7 @@ func (c *checker) parseFAU(s string, id *Identity) {
 		id.InfoURL = u
 	} else {
 		id.InfoURL = urlPart
-		c.fail("ua", "the info URL must be written +<INFO-URL>", "put a + right after the (")
+		c.fail(FieldUserAgent, "the info URL must be written +<INFO-URL>", "put a + right after the (")
 	}
 	if !hasContact {
 		return
@@ -134,10 +133,32 @@ func (c *checker) parseFAU(s string, id *Identity) {
 	case strings.HasPrefix(contactPart, " mailto:"): // the legacy separator "; mailto:"
 		id.Contact = contactPart[len(" mailto:"):]
 	default:
-		c.fail("ua", fmt.Sprintf("the contact %q must be written mailto:<CONTACT> right after ';' (or after one space)", contactPart),
+		c.fail(FieldUserAgent, fmt.Sprintf("the contact %q must be written mailto:<CONTACT> right after ';' (or after one space)", contactPart),
 			"write ;mailto:<CONTACT>, e.g. ;mailto:webmaster@fau.de")
-		c.skipField("contact")
+		c.skipField(FieldContact)
 	}
+}
+
+// fauName splits the product token FAU-<ORG>-<BOT> into ORG and BOT, reporting on field a name
+// that lacks the FAU- prefix or one of the two parts. ORG is the part between the first and the
+// second '-' after FAU; BOT is the rest, which may contain '-'.
+func (c *checker) fauName(field Field, name string) (org, bot string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "FAU-")
+	switch {
+	case !ok:
+		msg := fmt.Sprintf("the product %q does not start with FAU-: a FAU crawler is named FAU-<ORG>-<BOT>", name)
+		if kind, what := classifyName(name); kind == techName {
+			msg += fmt.Sprintf(", and %q names a technology (%s), not a crawler", name, what)
+		}
+		c.fail(field, msg, "name the crawler FAU-<ORG>-<BOT>, e.g. FAU-RRZE-Legalcheck")
+		return "", "", false
+	case !strings.Contains(rest, "-"):
+		c.fail(field, fmt.Sprintf("the product %q has one part after FAU-, but a FAU crawler is named FAU-<ORG>-<BOT>", name),
+			"add the organisation and the bot's name, e.g. FAU-RRZE-Legalcheck")
+		return "", "", false
+	}
+	org, bot, _ = strings.Cut(rest, "-")
+	return org, bot, true
 }
 
 // element is one product (name[/version]) or comment of a User-Agent (RFC 9110 §10.1.5).
@@ -173,7 +194,7 @@ func (c *checker) splitUA(s string) []element {
 				}
 			}
 			if j >= len(s) {
-				c.fail("ua", "a comment opened with ( is not closed", "add the missing )")
+				c.fail(FieldUserAgent, "a comment opened with ( is not closed", "add the missing )")
 				els = append(els, element{comment: true, text: s[i+1:]})
 				return els
 			}
@@ -198,14 +219,14 @@ func (c *checker) parseGeneric(s string, id *Identity) {
 	els := c.splitUA(s)
 	first := els[0]
 	rest := els[1:]
-	disguise := Problem{Field: "ua",
+	disguise := Problem{Field: FieldUserAgent,
 		Message: "the User-Agent looks like a web browser's: a crawler must say that it is one, and which",
 		Fix:     "send Token/Version (+https://info-url; mailto:contact), e.g. ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org), or the RFC 9309 form Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)"}
 	switch {
 	case first.comment:
-		c.fail("ua", "the User-Agent starts with a comment, not with the crawler's product Token/Version",
+		c.fail(FieldUserAgent, "the User-Agent starts with a comment, not with the crawler's product Token/Version",
 			"start with the product, e.g. ExampleBot/1.0 (+https://example.org/bot)")
-		c.skipField("token", "bot-version")
+		c.skipField(FieldToken, FieldVersion)
 		readComment(commentItems(first.text), id)
 	case strings.EqualFold(first.name, "mozilla") && len(rest) > 0 && rest[0].comment && isCompatible(rest[0].text):
 		items := commentItems(rest[0].text)[1:]
@@ -218,21 +239,21 @@ func (c *checker) parseGeneric(s string, id *Identity) {
 			}
 		}
 		if !found {
-			c.fail("ua", "Mozilla/5.0 (compatible; …) names no crawler product Token/Version",
+			c.fail(FieldUserAgent, "Mozilla/5.0 (compatible; …) names no crawler product Token/Version",
 				"write Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.org/bot)")
-			c.skipField("token", "bot-version")
+			c.skipField(FieldToken, FieldVersion)
 		}
 		readComment(items, id)
 		rest = rest[1:]
 	case browserNames[strings.ToLower(first.name)]:
 		c.errs = append(c.errs, disguise)
-		c.skipField("token", "bot-version", "info-url", "contact")
+		c.skipField(FieldToken, FieldVersion, FieldInfoURL, FieldContact)
 		return
 	default:
 		id.Token, id.Version = first.name, first.version
 		if !first.slash {
-			c.skipField("bot-version")
-			c.fail("bot-version", fmt.Sprintf("the product %q has no version: the User-Agent must start with Token/Version", first.text),
+			c.skipField(FieldVersion)
+			c.fail(FieldVersion, fmt.Sprintf("the product %q has no version: the User-Agent must start with Token/Version", first.text),
 				"append the version, e.g. "+first.text+"/1.0")
 		}
 		if len(rest) > 0 && rest[0].comment {
@@ -248,7 +269,7 @@ func (c *checker) parseGeneric(s string, id *Identity) {
 		if browserNames[strings.ToLower(e.name)] {
 			browser = true
 		} else if badChars(e.name, isTchar) != "" || (e.slash && (e.version == "" || badChars(e.version, isTchar) != "")) {
-			c.fail("ua", fmt.Sprintf("%q is neither a product (name/version) nor a (comment)", e.text),
+			c.fail(FieldUserAgent, fmt.Sprintf("%q is neither a product (name/version) nor a (comment)", e.text),
 				"remove it, or write it as name/version or inside ( )")
 		}
 	}

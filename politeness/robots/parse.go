@@ -6,8 +6,8 @@
 // (the etiquette robots command) and tests.
 //
 // The project writes its own engine instead of using temoto/robotstxt (Colly's checker) because
-// temoto departs from RFC 9309 in ways a wrapper cannot fix (DESIGN.md §3); [CompareColly] keeps
-// temoto as a reference for what a Colly scraper used to decide.
+// temoto departs from RFC 9309 in ways a wrapper cannot fix (DESIGN.md §3); the command line's
+// robots --compare-colly keeps temoto as a reference for what a Colly scraper used to decide.
 package robots
 
 import (

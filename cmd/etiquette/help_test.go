@@ -1,0 +1,83 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestHelp: every way of asking for help exits 0 and prints, on stdout, a complete help: the usage
+// line with the positional arguments, every flag, and the exit codes.
+func TestHelp(t *testing.T) {
+	identity := []string{"--ua", "--profile", "--token", "--org", "--bot", "--bot-version", "--info-url", "--contact", "--user-token"}
+	cases := []struct {
+		args  []string
+		usage string   // the usage line starts so
+		flags []string // every flag the command has
+	}{
+		{[]string{"-h"}, "usage: etiquette COMMAND [flags] [arguments]", nil},
+		{[]string{"--help"}, "usage: etiquette COMMAND [flags] [arguments]", nil},
+		{[]string{"help"}, "usage: etiquette COMMAND [flags] [arguments]", nil},
+		{[]string{"ua", "-h"}, "usage: etiquette ua check [--profile generic|fau] UA | etiquette ua build IDENTITY-FLAGS", nil},
+		{[]string{"ua", "check", "-h"}, "usage: etiquette ua check [--profile generic|fau] UA", []string{"--profile"}},
+		{[]string{"ua", "build", "--help"}, "usage: etiquette ua build IDENTITY-FLAGS", identity},
+		{[]string{"robots", "-h"}, "usage: etiquette robots [--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL", []string{"--compare-colly", "--colly-ua"}},
+		{[]string{"help", "robots"}, "usage: etiquette robots [--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL", []string{"--compare-colly", "--colly-ua"}},
+		{[]string{"crawl", "-h"}, "usage: etiquette crawl IDENTITY-FLAGS [flags] URL...", append([]string{"--rate", "--authorized-rate", "--concurrency",
+			"--max-pages", "--max-depth", "--cache-dir", "--no-cache", "--redis", "--cookies-for", "--allow-cookie", "--proxy"}, identity...)},
+		{[]string{"crawl", "https://example.org/", "-h"}, "usage: etiquette crawl IDENTITY-FLAGS [flags] URL...", []string{"--rate"}},
+		{[]string{"fetch", "-h"}, "usage: etiquette fetch IDENTITY-FLAGS [flags] URL", append([]string{"--strict-robots", "--max-wait"}, identity...)},
+		{[]string{"demo", "-h"}, "usage: etiquette demo", nil},
+	}
+	for _, tc := range cases {
+		code, out, errOut := runCLI(t, nil, tc.args...)
+		if code != exitOK || errOut != "" {
+			t.Errorf("%q: exit %d, stderr %q; want exit 0 and nothing on stderr", tc.args, code, errOut)
+		}
+		if !strings.HasPrefix(out, tc.usage+"\n") {
+			t.Errorf("%q: help does not start with the usage line %q:\n%s", tc.args, tc.usage, out)
+		}
+		if !strings.Contains(out, "exit codes:") {
+			t.Errorf("%q: help lists no exit codes:\n%s", tc.args, out)
+		}
+		for _, f := range tc.flags {
+			if !strings.Contains(out, "\n  "+f+" ") && !strings.Contains(out, "\n  "+f+"\n") {
+				t.Errorf("%q: help does not list %s:\n%s", tc.args, f, out)
+			}
+		}
+	}
+}
+
+// TestHelpSaysWhatIsNotBuilt: a flag or command that exits 2 "not supported yet" says so in help.
+func TestHelpSaysWhatIsNotBuilt(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{{[]string{"crawl", "-h"}, "--redis"}, {[]string{"fetch", "-h"}, "--strict-robots"}, {[]string{"fetch", "-h"}, "--max-wait"}, {[]string{"demo", "-h"}, ""}} {
+		_, out, _ := runCLI(t, nil, c.args...)
+		i := strings.Index(out, "\n  "+c.flag)
+		if c.flag == "" {
+			i = 0
+		}
+		if i < 0 || !strings.Contains(strings.SplitN(out[i+1:], "\n  --", 2)[0], "not supported yet") {
+			t.Errorf("%q: the help of %q does not say it is not supported yet:\n%s", c.args, c.flag, out)
+		}
+	}
+}
+
+// TestUsageErrorsOnStderr: a wrong command line exits 2 with one message prefixed once, and no
+// help on stdout.
+func TestUsageErrorsOnStderr(t *testing.T) {
+	for _, args := range [][]string{{"demo"}, {"nosuch"}, {"ua"}, {"ua", "nosuch"}, {"robots", "--nosuch"}, {"robots", "x"}, {"help", "nosuch"}, {}} {
+		code, out, errOut := runCLI(t, nil, args...)
+		if code != exitUsage || out != "" || errOut == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a message on stderr only", args, code, out, errOut)
+		}
+		if strings.Contains(errOut, "etiquette: etiquette") || strings.Contains(errOut, "demo: demo") {
+			t.Errorf("%q: doubled prefix in %q", args, errOut)
+		}
+	}
+	_, _, errOut := runCLI(t, nil, "demo")
+	if !strings.Contains(errOut, "not supported yet") {
+		t.Errorf("demo: %q does not say it is not supported yet", errOut)
+	}
+}

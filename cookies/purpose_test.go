@@ -1,0 +1,62 @@
+package cookies
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseCategories(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []Category
+		wantErr bool
+	}{
+		{"", nil, false},
+		{"session", []Category{Session}, false},
+		{"session,loadbalancer", []Category{Session, LoadBalancer}, false},
+		{" csrf , Session,csrf,", []Category{CSRF, Session}, false},
+		{"session,analytics", nil, true}, // a category, but not one a purpose may declare
+		{"functional", nil, true},
+		{"sesion", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseCategories(tt.in)
+		if (err != nil) != tt.wantErr || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseCategories(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && (!errors.Is(err, ErrBadCategory) || !strings.Contains(err.Error(), "session, loadbalancer, csrf")) {
+			t.Errorf("ParseCategories(%q) error %q should wrap ErrBadCategory and list the declarable categories", tt.in, err)
+		}
+	}
+}
+
+func TestNewJarRejectsBadPurposes(t *testing.T) {
+	tests := []struct {
+		p    Purpose
+		is   error
+		says string
+	}{
+		{Purpose{Categories: []Category{Analytics}}, ErrBadCategory, "a purpose may declare session, loadbalancer, csrf"},
+		{Purpose{Categories: []Category{Unknown}}, ErrBadCategory, "unknown"},
+		{Purpose{Categories: []Category{numCategories + 1}}, ErrBadCategory, "a purpose may declare"},
+		{Purpose{Allow: []string{"_ga"}}, ErrBadAllow, "analytics cookies are never kept"},
+		{Purpose{Allow: []string{"OptanonConsent"}}, ErrBadAllow, "consent cookies"},
+		{Purpose{Allow: []string{"a b"}}, ErrBadAllow, "not a cookie name"},
+		{Purpose{Allow: []string{"*"}}, ErrBadAllow, "not a cookie name"},
+	}
+	for _, tt := range tests {
+		_, err := NewJar(tt.p, Options{})
+		if !errors.Is(err, tt.is) || !strings.Contains(fmt.Sprint(err), tt.says) {
+			t.Errorf("NewJar(%+v) = %v; want %v saying %q", tt.p, err, tt.is, tt.says)
+		}
+		if verr := tt.p.Validate(); fmt.Sprint(verr) != fmt.Sprint(err) {
+			t.Errorf("Purpose.Validate() = %v, NewJar = %v; want the same answer", verr, err)
+		}
+	}
+	if err := (Purpose{Categories: []Category{Session, LoadBalancer, CSRF}, Allow: []string{"myapp_*", "mystery"}}).Validate(); err != nil {
+		t.Errorf("a purpose of every declarable category and two allow entries: %v", err)
+	}
+}
