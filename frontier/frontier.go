@@ -122,7 +122,7 @@ type Frontier struct {
 	closed   bool
 	changed  chan struct{} // closed and replaced whenever what may go changes
 	seq      uint64        // orders origins with equal notBefore: first come, first served
-	onWait   func()        // tests: called when a Next goes to sleep
+	onWait   func()        // tests: called when a Next goes to sleep, its timer set
 }
 
 // New returns a frontier over opts.Storage, calling its Init.
@@ -219,10 +219,7 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 			}
 			return Item{}, err
 		}
-		changed := f.changed
-		if f.onWait != nil {
-			f.onWait()
-		}
+		changed, onWait := f.changed, f.onWait
 		f.mu.Unlock()
 
 		var fire <-chan time.Time
@@ -230,6 +227,9 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 		if wait > 0 {
 			timer = f.tm.NewTimer(wait)
 			fire = timer.C()
+		}
+		if onWait != nil {
+			onWait()
 		}
 		select {
 		case <-ctx.Done():
