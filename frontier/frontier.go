@@ -68,9 +68,11 @@ type Options struct {
 	// Pacer says when each origin may start; nil means the interval hint below. Give it the
 	// clock of the door the requests go through.
 	Pacer Pacer
-	// Rate is the start rate per origin, per second, from which the interval hint (1/Rate) is
-	// derived when there is no Pacer; 0 means DefaultRate. It is a hint only: the door's clock
-	// enforces the real schedule, and a request dispatched early waits there (holding its worker).
+	// Rate is the start rate per origin, per second, from which the interval hint is derived when
+	// there is no Pacer: 1/Rate lengthened by the host clock's default margin
+	// (hostclock.DefaultMargin), as the door's clock spaces starts. 0 means DefaultRate. It is a
+	// hint only: the door's clock enforces the real schedule, and a request dispatched early waits
+	// there, holding its worker.
 	Rate float64
 	// Concurrency is the number of URLs of one origin in progress at once; 0 means
 	// DefaultConcurrency.
@@ -134,7 +136,7 @@ func New(opts Options) (*Frontier, error) {
 	f := &Frontier{
 		store:       opts.Storage,
 		pacer:       opts.Pacer,
-		interval:    time.Duration(float64(time.Second) / cmp.Or(opts.Rate, DefaultRate)),
+		interval:    time.Duration(float64(time.Second) / cmp.Or(opts.Rate, DefaultRate) * (1 + hostclock.DefaultMargin)),
 		concurrency: cmp.Or(opts.Concurrency, DefaultConcurrency),
 		maxQueued:   cmp.Or(opts.MaxQueued, DefaultMaxQueued),
 		tm:          opts.Time,
