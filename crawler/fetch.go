@@ -27,7 +27,9 @@ const acceptHTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
 func (r *run) fetch(ctx context.Context, it frontier.Item) Result {
 	res := Result{URL: it.URL, Kind: kind.HTML, FoundVia: it.Via, Depth: it.Depth}
 	// The transport asks for a connection only once the door's clock has granted the slot (or
-	// the cache answered without one): from then on the origin's next URL may be dispatched.
+	// the cache answered without one): from then on the origin's next URL may be dispatched. The
+	// robots.txt fetch a first request triggers inherits the trace; its connection counts too,
+	// as the clock has then granted the origin's first start.
 	var once sync.Once
 	granted := func() { once.Do(func() { r.f.Granted(it) }) }
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { granted() }})

@@ -3,17 +3,17 @@
 // now — so no worker sits waiting on one origin's turn while another origin is ready.
 //
 // The model is Scrapy's downloader slots and Heritrix's per-host queues. Each origin (a budget key
-// as [origin.BudgetKey] returns it: host and port, default ports folded) has a queue, a number of
+// as origin.BudgetKey returns it: host and port, default ports folded) has a queue, a number of
 // URLs in progress (at most Options.Concurrency) and a moment before which it is not dispatched.
 // That moment comes from a [Pacer] — the host clock the door enforces — or, without one, from an
 // interval hint. After an origin is dispatched it is not dispatched again until that request has
 // passed the door's clock ([Frontier.Granted]) or finished ([Frontier.Ack]), so two workers never
 // race for one slot.
 //
-// Most callers use crawler.Run (package crawler), which drives a Frontier. Driving one directly: [Frontier.Push]
-// the start URLs, then in each worker loop [Frontier.Next], fetch, [Frontier.Granted] when the
-// request is on its way, push the links found, and [Frontier.Ack]. Next returns [ErrExhausted]
-// when nothing is queued and nothing is in progress: the crawl is over.
+// Most callers use crawler.Run, which drives a Frontier. Driving one directly: [Frontier.Push] the
+// start URLs, then in each worker loop [Frontier.Next], fetch, [Frontier.Granted] when the request
+// is on its way, push the links found, and [Frontier.Ack]. Next returns [ErrExhausted] when
+// nothing is queued and nothing is in progress: the crawl is over.
 //
 // The frontier holds no goroutine of its own and no goroutine per URL; a waiting Next wakes on a
 // timer for the soonest origin, or when a Push, Granted, Ack or Close changes what may go.
@@ -249,7 +249,7 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 	}
 }
 
-// Granted tells the frontier that it's item's request has passed the door's clock (it is on the
+// Granted tells the frontier that the item's request has passed the door's clock (it is on the
 // wire, or was answered from the cache): the origin may be dispatched again as soon as the Pacer
 // (or the interval hint) allows. Calling it is optional — Ack implies it — but without it an
 // origin has at most one URL dispatched and waiting for its turn at a time. Calls after the first,
