@@ -1,0 +1,275 @@
+// Package crawler runs a crawl: a fixed number of workers take URLs from a frontier, fetch them
+// through an http.Client (normally the door's), read HTML bodies through discovery/links as they
+// stream, queue the links in scope one level deeper, and report what became of every URL.
+//
+// The run ends when nothing is queued and no worker is busy — not at the first moment the queue
+// is empty, since a page being read may still bring links — or when its context ends, MaxPages
+// pages have been fetched, or the frontier fails. URLs still queued then are reported too, with
+// [ErrInterrupted] or [ErrPageLimit]: none is lost silently.
+//
+// Memory stays flat whatever the pages hold: the workers are fixed (no goroutine per link), a
+// body is never held whole (links are taken from the token stream), and a queued URL costs the
+// frontier less than its own length (63–76 bytes for URLs of 80).
+package crawler
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politecrawl/etiquette/discovery/links"
+	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
+)
+
+// DefaultWorkers is the number of requests in progress at once, across all origins, when
+// Config.Workers is 0. The door keeps each origin to its own limit (2 in flight, 3 starts per
+// second); 16 lets a crawl of many origins use that budget without a goroutine per URL.
+const DefaultWorkers = 16
+
+// ErrInterrupted is the error reported for a URL still queued when the run's context ended
+// (or the frontier failed): it was not fetched.
+var ErrInterrupted = errors.New("crawler: not fetched: the crawl was interrupted")
+
+// ErrPageLimit is the error reported for a URL still queued when Config.MaxPages pages had been
+// fetched: it was not fetched.
+var ErrPageLimit = errors.New("crawler: not fetched: the crawl reached its page limit (Config.MaxPages)")
+
+// ErrNoClient is returned by Run when Config.Client is nil.
+var ErrNoClient = errors.New("crawler: Config.Client is nil; pass the door's client (politeness.Door.Client)")
+
+// Config configures [Run]. Client is required; every other zero field means the documented
+// default.
+type Config struct {
+	// Client sends every request. Pass the door's (politeness.Door.Client): the crawler itself
+	// enforces no politeness, it only avoids asking for a slot the door would make it wait for.
+	Client *http.Client
+	// Start lists the start URLs: depth 1, found via "start". A start URL the frontier refuses
+	// is reported with the frontier's error.
+	Start []string
+	// Frontier holds the URLs; nil means an in-memory frontier with its defaults and no Pacer.
+	// Give it the door's clock as its Pacer, so that no worker waits on an origin's turn.
+	Frontier *frontier.Frontier
+	// Workers is the number of requests in progress at once across all origins; 0 means
+	// DefaultWorkers.
+	Workers int
+	// MaxPages stops the crawl after this many pages got a response (of any status); 0 means no
+	// limit. Requests that got none (refused by robots.txt, a network error) do not count.
+	MaxPages int
+	// MaxDepth fetches pages of depth at most MaxDepth (start URLs are 1, links on a depth-d page
+	// are d+1); 0 means no limit.
+	MaxDepth int
+	// Scope says which links to follow; nil means [SameOrigins] of Start.
+	Scope func(*url.URL) bool
+	// Links bounds the extraction of each page (see links.Options); the zero value is its default.
+	Links links.Options
+	// Report receives the outcome of every URL, one call at a time; nil discards them.
+	Report func(Result)
+	// Grace is how long requests already in progress may finish after the context ends; 0
+	// cancels them at once. A CLI that stops on SIGINT calls the door's Stop (which cancels
+	// requests still waiting for their turn) and gives the rest a few seconds.
+	Grace time.Duration
+	// Logger receives pages with more links than the limit, extractions cut short and links the
+	// frontier refused; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Result is what became of one URL.
+type Result struct {
+	URL      string    // as the frontier queued it (normalised)
+	FinalURL string    // after redirects; "" without a response
+	Status   int       // the response's status; 0 without one
+	Kind     kind.Kind // what the request was for: kind.HTML, a page
+	FoundVia string    // how the URL was found: start, link, sitemap
+	Depth    int       // 1 for start URLs
+	Bytes    int64     // body bytes read (after content decoding)
+	// Err is nil for a page read to its end. Otherwise: the client's error (the door's refusals
+	// among them: *robots.DisallowedError, *hostclock.GiveUpError, politeness.ErrStopped), the
+	// body's read error (a *politeness.BodyTooLargeError), the frontier's refusal of a URL of a
+	// given-up origin, or ErrInterrupted / ErrPageLimit for a URL never sent.
+	Err error
+}
+
+// Summary counts what a run did.
+type Summary struct {
+	Pages      int // URLs that got a response (any status)
+	Failed     int // URLs that got no response: refused by the door or the frontier, network errors
+	NotFetched int // URLs still queued when the run stopped early
+	// LinksOverLimit counts links beyond links.Options.MaxLinks on their page: not followed.
+	LinksOverLimit int
+	// Origins are the frontier's counters per origin: queued, done, duplicates, dropped (the
+	// per-origin queue limit), refused after a give-up.
+	Origins []frontier.OriginStats
+}
+
+// SameOrigins returns a scope that keeps to the origins (scheme, host and port) of urls.
+// URLs that do not parse are ignored.
+func SameOrigins(urls []string) func(*url.URL) bool {
+	keys := map[string]bool{}
+	for _, s := range urls {
+		if u, err := url.Parse(s); err == nil {
+			if k, err := origin.RobotsKey(u); err == nil {
+				keys[k] = true
+			}
+		}
+	}
+	return func(u *url.URL) bool {
+		k, err := origin.RobotsKey(u)
+		return err == nil && keys[k]
+	}
+}
+
+// Run crawls until nothing is left to fetch, ctx ends, MaxPages pages are fetched or the
+// frontier fails, and reports every URL through cfg.Report. It returns ctx's error when ctx
+// ended the run, the frontier's error when it failed (a shared store or clock out of reach), and
+// an error for an unusable Config; the Summary is valid in every case.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	if cfg.Client == nil {
+		return Summary{}, ErrNoClient
+	}
+	if cfg.Workers < 0 || cfg.MaxPages < 0 || cfg.MaxDepth < 0 {
+		return Summary{}, fmt.Errorf("crawler: Config.Workers %d, MaxPages %d and MaxDepth %d must not be negative; use 0 for the defaults",
+			cfg.Workers, cfg.MaxPages, cfg.MaxDepth)
+	}
+	r := &run{cfg: cfg, f: cfg.Frontier, scope: cfg.Scope, log: cmp.Or(cfg.Logger, slog.Default()),
+		pages: newPageBudget(cfg.MaxPages)}
+	if r.f == nil {
+		var err error
+		if r.f, err = frontier.New(frontier.Options{Logger: cfg.Logger}); err != nil {
+			return Summary{}, err
+		}
+	}
+	if r.scope == nil {
+		r.scope = SameOrigins(cfg.Start)
+	}
+	for _, s := range cfg.Start {
+		if _, err := r.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart}); err != nil {
+			r.report(Result{URL: s, Kind: kind.HTML, FoundVia: frontier.ViaStart, Depth: 1, Err: err})
+		}
+	}
+
+	// Requests outlive ctx by Grace, so that those on the wire may finish; nothing new starts.
+	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	var grace *time.Timer
+	var graceMu sync.Mutex
+	stopWatching := context.AfterFunc(ctx, func() {
+		r.f.Close()
+		graceMu.Lock()
+		defer graceMu.Unlock()
+		grace = time.AfterFunc(cfg.Grace, cancelRequests)
+	})
+	defer stopWatching()
+
+	var wg sync.WaitGroup
+	for range cmp.Or(cfg.Workers, DefaultWorkers) {
+		wg.Go(func() { r.work(ctx, reqCtx) })
+	}
+	wg.Wait()
+	graceMu.Lock()
+	if grace != nil {
+		grace.Stop()
+	}
+	graceMu.Unlock()
+
+	cause := ErrInterrupted
+	if ctx.Err() == nil && r.failure() == nil && r.pages.spent() {
+		cause = ErrPageLimit
+	}
+	for e := range r.f.Drain() {
+		r.notFetched.Add(1)
+		r.report(Result{URL: e.URL, Kind: kind.HTML, FoundVia: e.Via, Depth: e.Depth, Err: cause})
+	}
+	s := Summary{Pages: int(r.fetched.Load()), Failed: int(r.failed.Load()), NotFetched: int(r.notFetched.Load()),
+		LinksOverLimit: int(r.overLimit.Load()), Origins: r.f.Stats()}
+	if err := ctx.Err(); err != nil {
+		return s, err
+	}
+	return s, r.failure()
+}
+
+// run is the state of one Run.
+type run struct {
+	cfg   Config
+	f     *frontier.Frontier
+	scope func(*url.URL) bool
+	log   *slog.Logger
+	pages *pageBudget
+
+	reportMu sync.Mutex
+
+	fetched, failed, notFetched, overLimit atomic.Int64
+
+	failMu sync.Mutex
+	fail   error // the frontier's error that stopped the run
+}
+
+// work is one worker: take an item, fetch it, report it, acknowledge it; until the frontier has
+// nothing left, is closed, or the page budget is spent.
+func (r *run) work(ctx, reqCtx context.Context) {
+	for {
+		if !r.pages.reserve(ctx) {
+			r.f.Close() // the budget is spent: wake the workers waiting for an origin's turn
+			return
+		}
+		it, err := r.f.Next(ctx)
+		if err != nil {
+			r.pages.settle(false)
+			if !errors.Is(err, frontier.ErrExhausted) && !errors.Is(err, frontier.ErrClosed) && ctx.Err() == nil {
+				r.stop(err)
+			}
+			return
+		}
+		var res Result
+		if it.Refused != nil {
+			res = Result{URL: it.URL, Kind: kind.HTML, FoundVia: it.Via, Depth: it.Depth, Err: it.Refused}
+		} else {
+			res = r.fetch(reqCtx, it)
+		}
+		r.pages.settle(res.Status != 0)
+		if res.Status != 0 {
+			r.fetched.Add(1)
+		} else {
+			r.failed.Add(1)
+		}
+		r.report(res)
+		if err := r.f.Ack(it, res.Err); err != nil {
+			r.stop(err)
+			return
+		}
+	}
+}
+
+// stop ends the run because the frontier failed.
+func (r *run) stop(err error) {
+	r.failMu.Lock()
+	if r.fail == nil {
+		r.fail = err
+		r.log.Error("crawler: the frontier failed; stopping the crawl", "err", err)
+	}
+	r.failMu.Unlock()
+	r.f.Close()
+}
+
+func (r *run) failure() error {
+	r.failMu.Lock()
+	defer r.failMu.Unlock()
+	return r.fail
+}
+
+func (r *run) report(res Result) {
+	if r.cfg.Report == nil {
+		return
+	}
+	r.reportMu.Lock()
+	defer r.reportMu.Unlock()
+	r.cfg.Report(res)
+}

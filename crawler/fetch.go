@@ -1,0 +1,123 @@
+package crawler
+
+// This file decides how one URL is fetched: a GET marked as a page, the frontier told when the
+// request passed the door's clock, the body read to its end, and — for an HTML page that may be
+// followed — its links taken from the stream and queued one level deeper.
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+
+	"github.com/politecrawl/etiquette/discovery/links"
+	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness/kind"
+)
+
+// acceptHTML asks for a page; servers that negotiate send HTML rather than JSON or a PDF.
+const acceptHTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
+
+// fetch GETs it and reads the response to its end.
+func (r *run) fetch(ctx context.Context, it frontier.Item) Result {
+	res := Result{URL: it.URL, Kind: kind.HTML, FoundVia: it.Via, Depth: it.Depth}
+	// The transport asks for a connection only once the door's clock has granted the slot (or
+	// the cache answered without one): from then on the origin's next URL may be dispatched. The
+	// robots.txt fetch a first request triggers inherits the trace; its connection counts too,
+	// as the clock has then granted the origin's first start.
+	var once sync.Once
+	granted := func() { once.Do(func() { r.f.Granted(it) }) }
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { granted() }})
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, it.URL, nil)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	req = kind.Mark(req, kind.HTML)
+	req.Header.Set("Accept", acceptHTML)
+	resp, err := r.cfg.Client.Do(req)
+	granted()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer resp.Body.Close()
+	res.Status = resp.StatusCode
+	res.FinalURL = resp.Request.URL.String()
+	body := &countingReader{r: resp.Body}
+	res.Err = r.read(it, resp, bufio.NewReader(body))
+	res.Bytes = body.n
+	return res
+}
+
+// read reads the body to its end, extracting links when the page may be followed: a 2xx HTML
+// page, above MaxDepth, without X-Robots-Tag nofollow. Non-HTML bodies are read and discarded
+// (the door caps them).
+func (r *run) read(it frontier.Item, resp *http.Response, body *bufio.Reader) error {
+	if r.follows(it, resp, body) {
+		page := resp.Request.URL
+		s, err := links.Extract(body, page, r.cfg.Links, func(l links.Link) { r.push(it, l) })
+		if s.OverLimit > 0 {
+			r.overLimit.Add(int64(s.OverLimit))
+			r.log.Warn("crawler: a page has more links than the limit; the rest are not followed",
+				"url", page.String(), "followed", s.Links, "not_followed", s.OverLimit, "limit", cmp.Or(r.cfg.Links.MaxLinks, links.DefaultMaxLinks))
+		}
+		switch {
+		case errors.Is(err, links.ErrTokenTooLong):
+			r.log.Warn("crawler: a page's links were read only up to an over-long token", "url", page.String(), "err", err)
+		case err != nil:
+			return err
+		}
+	}
+	_, err := io.Copy(io.Discard, body)
+	return err
+}
+
+// follows reports whether the links of the page are to be queued.
+func (r *run) follows(it frontier.Item, resp *http.Response, body *bufio.Reader) bool {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return false
+	}
+	if r.cfg.MaxDepth > 0 && it.Depth >= r.cfg.MaxDepth {
+		return false
+	}
+	if links.HeaderNofollow(resp.Header) {
+		return false
+	}
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		// RFC 9110 §8.3: without a Content-Type the recipient may sniff.
+		head, _ := body.Peek(512)
+		ct = http.DetectContentType(head)
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// push queues a link of the page it, one level deeper, when it is followed and in scope.
+func (r *run) push(it frontier.Item, l links.Link) {
+	if l.Nofollow || !r.scope(l.URL) {
+		return
+	}
+	u := l.URL.String()
+	if _, err := r.f.Push(frontier.Entry{URL: u, Depth: it.Depth + 1, Via: frontier.ViaLink}); err != nil {
+		r.log.Debug("crawler: the frontier refused a link", "page", it.URL, "url", u, "err", err)
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
