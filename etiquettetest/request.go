@@ -46,6 +46,15 @@ func (r Request) Path() string {
 	return p
 }
 
+// Paths lists the paths and queries of reqs, in their order: a recording at a glance.
+func Paths(reqs []Request) []string {
+	out := make([]string, 0, len(reqs))
+	for _, r := range reqs {
+		out = append(out, r.Target)
+	}
+	return out
+}
+
 // NotModified reports whether the origin answered 304 Not Modified.
 func (r Request) NotModified() bool { return r.Status == http.StatusNotModified }
 
