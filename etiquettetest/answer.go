@@ -44,8 +44,14 @@ func Text(body string) Answer {
 }
 
 // Status is an answer with the given status code and its reason phrase as a text/plain body:
-// Status(404), Status(503).RetryAfter(2*time.Second).
+// Status(404), Status(503).RetryAfter(2*time.Second). A code that is not a final status
+// (200–599) is answered 500 with a body that names it.
 func Status(code int) Answer {
+	if code < 200 || code > 599 {
+		a := Text(fmt.Sprintf("etiquettetest: Status(%d) is not a final HTTP status (200-599)\n", code))
+		a.status = http.StatusInternalServerError
+		return a
+	}
 	a := Text(http.StatusText(code) + "\n")
 	a.status = code
 	return a
@@ -59,8 +65,12 @@ func Redirect(code int, target string) Answer {
 
 // RedirectChain answers the path with a chain of hops redirects (302) that stays on the path —
 // "?hop=1", "?hop=2", … — before final answers: RedirectChain(6, Text(robots)) for a robots.txt
-// six hops away, one more than RFC 9309 §2.3.1.2 asks a crawler to follow.
+// six hops away, one more than RFC 9309 §2.3.1.2 asks a crawler to follow. With hops < 1 it is
+// final.
 func RedirectChain(hops int, final Answer) Answer {
+	if hops < 1 {
+		return final
+	}
 	a := Status(http.StatusFound)
 	a.hops, a.final = hops, &final
 	return a
@@ -84,15 +94,20 @@ func (a Answer) LastModified(t time.Time) Answer {
 }
 
 // SetCookie adds a Set-Cookie header for c. [SessionCookie], [TrackingCookie] and
-// [ConsentCookie] are the kinds of cookie real sites set.
+// [ConsentCookie] are the kinds of cookie real sites set. A nil cookie, or one whose name is not
+// a valid cookie name, adds nothing.
 func (a Answer) SetCookie(c *http.Cookie) Answer {
-	return a.Header("Set-Cookie", c.String())
+	if line := c.String(); line != "" {
+		return a.Header("Set-Cookie", line)
+	}
+	return a
 }
 
-// RetryAfter adds Retry-After with d in whole seconds, rounded up (RFC 9110 §10.2.3). For the
-// HTTP-date form, use Header("Retry-After", t.UTC().Format(http.TimeFormat)).
+// RetryAfter adds Retry-After with d in whole seconds, rounded up (RFC 9110 §10.2.3); a
+// negative d is sent as 0. For the HTTP-date form, use
+// Header("Retry-After", t.UTC().Format(http.TimeFormat)).
 func (a Answer) RetryAfter(d time.Duration) Answer {
-	return a.Header("Retry-After", strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10))
+	return a.Header("Retry-After", strconv.FormatInt(int64(math.Ceil(max(d, 0).Seconds())), 10))
 }
 
 // Header adds a header field to the answer.
@@ -113,7 +128,7 @@ func (a Answer) HoldUntil(release <-chan struct{}) Answer {
 	return a
 }
 
-// Delay makes the origin wait d before answering: a slow answer. Like [Answer.HoldUntil], the
+// Delay makes the origin wait d before answering: a slow answer (d ≤ 0: no wait). Like [Answer.HoldUntil], the
 // wait ends early, with nothing answered, when the client gives up or the site is closed.
 func (a Answer) Delay(d time.Duration) Answer {
 	a.delay = d
@@ -160,24 +175,23 @@ func (a Answer) wait(ctx context.Context, closed <-chan struct{}) bool {
 		// A timer, not a sleep: a closing site or a departing client ends the wait at once.
 		t := time.NewTimer(a.delay)
 		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return false
-		case <-closed:
+		if !waitFor(ctx, t.C, closed) {
 			return false
 		}
 	}
-	if a.held {
-		select {
-		case <-a.release:
-		case <-ctx.Done():
-			return false
-		case <-closed:
-			return false
-		}
+	return !a.held || waitFor(ctx, a.release, closed)
+}
+
+// waitFor waits for ch (forever when ch is nil) and reports false when ctx or closed ends first.
+func waitFor[T any](ctx context.Context, ch <-chan T, closed <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-closed:
+		return false
 	}
-	return true
 }
 
 // content is the body before any gzip.

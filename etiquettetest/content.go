@@ -20,33 +20,28 @@ func HTMLPage(title string, links ...string) Answer {
 // sitemapNS is the sitemaps.org namespace of sitemaps and sitemap indexes.
 const sitemapNS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
-type sitemapLoc struct {
-	Loc string `xml:"loc"`
-}
-
 // Sitemap is a 200 sitemap (sitemaps.org protocol) listing urls, which should be absolute.
 // Serve it gzipped with [Answer.Gzipped].
-func Sitemap(urls ...string) Answer {
-	doc := struct {
-		XMLName xml.Name     `xml:"urlset"`
-		NS      string       `xml:"xmlns,attr"`
-		URLs    []sitemapLoc `xml:"url"`
-	}{NS: sitemapNS}
-	for _, u := range urls {
-		doc.URLs = append(doc.URLs, sitemapLoc{u})
-	}
-	return xmlAnswer("application/xml", doc)
-}
+func Sitemap(urls ...string) Answer { return sitemapAnswer("urlset", "url", urls) }
 
 // SitemapIndex is a 200 sitemap index listing sitemaps, which should be absolute URLs.
 func SitemapIndex(sitemaps ...string) Answer {
+	return sitemapAnswer("sitemapindex", "sitemap", sitemaps)
+}
+
+// sitemapAnswer is a sitemaps.org document: root holding one entry element per loc.
+func sitemapAnswer(root, entry string, locs []string) Answer {
+	type loc struct {
+		XMLName xml.Name
+		Loc     string `xml:"loc"`
+	}
 	doc := struct {
-		XMLName  xml.Name     `xml:"sitemapindex"`
-		NS       string       `xml:"xmlns,attr"`
-		Sitemaps []sitemapLoc `xml:"sitemap"`
-	}{NS: sitemapNS}
-	for _, u := range sitemaps {
-		doc.Sitemaps = append(doc.Sitemaps, sitemapLoc{u})
+		XMLName xml.Name
+		NS      string `xml:"xmlns,attr"`
+		Entries []loc
+	}{XMLName: xml.Name{Local: root}, NS: sitemapNS}
+	for _, l := range locs {
+		doc.Entries = append(doc.Entries, loc{XMLName: xml.Name{Local: entry}, Loc: l})
 	}
 	return xmlAnswer("application/xml", doc)
 }

@@ -42,6 +42,7 @@ func (o *Origin) Serve(path string, a Answer) *Origin {
 
 // Nth answers the n-th request for path (counted from 1, in order of arrival, every method and
 // query alike) with a instead of the path's usual answer: Nth("/p", 1, Status(429).RetryAfter(time.Second)).
+// An n below 1 never matches.
 func (o *Origin) Nth(path string, n int, a Answer) *Origin {
 	o.mu.Lock()
 	defer o.mu.Unlock()

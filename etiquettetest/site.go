@@ -16,24 +16,32 @@ import (
 // Site is a set of origins on loopback, each an httptest server on its own port, and the
 // recording of every request they received, in order of arrival. Make one with [NewSite], add
 // origins with [Site.NewOrigin], and read the recording with [Site.Requests] or, after a
-// [Site.Mark], [Site.Since]. A Site is safe for concurrent use; its zero value is not usable.
+// [Site.Mark], [Site.Since]. The recording keeps the first [MaxRecorded] requests; later ones
+// are answered but only counted ([Site.Unrecorded]). A Site is safe for concurrent use; its zero
+// value is not usable.
 type Site struct {
-	mu      sync.Mutex
-	log     []Request
-	origins []*Origin
-	closing bool
-	closed  chan struct{} // closed by Close: ends every held answer
-	arrived chan struct{} // closed and replaced at every arrival: wakes Await
+	mu         sync.Mutex
+	log        []Request
+	limit      int // MaxRecorded; smaller in this package's tests
+	unrecorded int
+	origins    []*Origin
+	closing    bool
+	closed     chan struct{} // closed by Close: ends every held answer
+	arrived    chan struct{} // closed and replaced at every arrival: wakes Await
 }
 
 // NewSite returns a site with no origins yet.
 func NewSite() *Site {
-	return &Site{closed: make(chan struct{}), arrived: make(chan struct{})}
+	return &Site{limit: MaxRecorded, closed: make(chan struct{}), arrived: make(chan struct{})}
 }
+
+// MaxRecorded bounds a site's recording, so a long-running site (a demo) cannot grow without
+// end: at about 2 KB a request, it holds a crawl of several hours at 3 requests per second.
+const MaxRecorded = 100_000
 
 // NewOrigin starts a new origin — a plain-HTTP server on a loopback port of its own — that
 // answers 404 to every path until it is told what to serve. On a closed site the origin is
-// closed at once.
+// closed at once. Like httptest.NewServer, it panics when no loopback port can be opened.
 func (s *Site) NewOrigin() *Origin {
 	o := &Origin{site: s, routes: map[string]Answer{}, nth: map[string]map[int]Answer{}, counts: map[string]int{}}
 	o.server = httptest.NewUnstartedServer(o)
@@ -104,6 +112,14 @@ func (s *Site) Await(ctx context.Context, n int) error {
 // ErrClosed is returned by [Site.Await] when the site is closed before enough requests arrived.
 var ErrClosed = errors.New("etiquettetest: the site is closed")
 
+// Unrecorded is the number of requests answered but not recorded because the recording held
+// [MaxRecorded] already. The matchers refuse to judge a site that dropped requests.
+func (s *Site) Unrecorded() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unrecorded
+}
+
 // Close ends every held or delayed answer (those requests get no answer: their connections are
 // dropped), then stops every origin and waits for their handlers to return. The recording stays
 // readable. Close may be called more than once.
@@ -122,7 +138,8 @@ func (s *Site) Close() {
 	}
 }
 
-// arrive records a request as it arrives and returns its place in the log.
+// arrive records a request as it arrives and returns its place in the log, or -1 when the log
+// is full.
 func (s *Site) arrive(origin string, r *http.Request) int {
 	h := r.Header.Clone()
 	if h == nil {
@@ -131,14 +148,21 @@ func (s *Site) arrive(origin string, r *http.Request) int {
 	h.Set("Host", r.Host)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.log) >= s.limit {
+		s.unrecorded++
+		return -1
+	}
 	s.log = append(s.log, Request{At: time.Now(), Origin: origin, RemoteAddr: r.RemoteAddr, Method: r.Method, Target: r.URL.RequestURI(), Header: h})
 	close(s.arrived)
 	s.arrived = make(chan struct{})
 	return len(s.log) - 1
 }
 
-// finish records what the site answered to the request at place i.
+// finish records what the site answered to the request at place i (-1: not recorded).
 func (s *Site) finish(i int, done time.Time, status int, answer http.Header, wellKnown []string) {
+	if i < 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.log[i]

@@ -85,6 +85,10 @@ func TestAnswers(t *testing.T) {
 			wantHeader: map[string]string{"X-WP-Total": "2", "X-WP-TotalPages": "1"}, wantBody: []string{`"link":"http://127.0.0.1:1/b"`}},
 		{name: "HEAD has no body", answer: etiquettetest.Text("body"), method: http.MethodHead, wantStatus: 200},
 		{name: "zero answer is an empty 200", answer: etiquettetest.Answer{}, wantStatus: 200},
+		{name: "a status that is not final is a 500 that says so", answer: etiquettetest.Status(42), wantStatus: 500, wantBody: []string{"Status(42) is not a final HTTP status"}},
+		{name: "a chain of no hops is its final answer", answer: etiquettetest.RedirectChain(0, etiquettetest.Text("final")), wantStatus: 200, wantBody: []string{"final"}},
+		{name: "a nil cookie and a negative Retry-After", answer: etiquettetest.Status(503).SetCookie(nil).RetryAfter(-time.Second), wantStatus: 503,
+			wantHeader: map[string]string{"Set-Cookie": "", "Retry-After": "0"}},
 	}
 	site := etiquettetest.NewSite()
 	defer site.Close()

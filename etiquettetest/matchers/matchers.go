@@ -118,6 +118,9 @@ func requestsOf(actual any) ([]etiquettetest.Request, error) {
 	case interface {
 		Requests() []etiquettetest.Request
 	}:
+		if s, ok := a.(interface{ Unrecorded() int }); ok && s.Unrecorded() > 0 {
+			return nil, fmt.Errorf("the site answered %d requests beyond the %d it records; judge a shorter crawl", s.Unrecorded(), etiquettetest.MaxRecorded)
+		}
 		return a.Requests(), nil
 	}
 	return nil, fmt.Errorf("etiquettetest matchers judge a recording: an *etiquettetest.Site, an *etiquettetest.Origin or a []etiquettetest.Request; got %T", actual)

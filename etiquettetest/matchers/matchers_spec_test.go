@@ -274,4 +274,14 @@ var _ = Describe("a matcher given nothing to judge", func() {
 		Expect(InterceptGomegaFailure(func() { Expect("a string").To(matchers.SendNoCookies()) })).
 			To(MatchError(ContainSubstring("got string")))
 	})
+	It("is an error for a site that stopped recording", func() {
+		Expect(InterceptGomegaFailure(func() { Expect(overflowed{}).To(matchers.SendNoCookies()) })).
+			To(MatchError(ContainSubstring("the site answered 7 requests beyond the 100000 it records")))
+	})
 })
+
+// overflowed is a site whose recording was full before the crawl ended.
+type overflowed struct{}
+
+func (overflowed) Requests() []etiquettetest.Request { return []etiquettetest.Request{{}} }
+func (overflowed) Unrecorded() int                   { return 7 }
