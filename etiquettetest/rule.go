@@ -14,7 +14,7 @@ import (
 // the Gomega matchers of package matchers, which wrap the same rules. The zero Rule is not
 // usable: its Check returns an error saying so.
 type Rule struct {
-	expect string                    // what a polite crawler does, as one sentence
+	expect string                    // the rule as the end of a sentence that begins "expected "
 	judge  func([]Request) []Offence // returns the requests that break the rule
 	err    error                     // set when the constructor's arguments are unusable
 }
@@ -68,7 +68,7 @@ const MaxListed = 20
 
 // ViolationError is a broken rule: what was expected and which requests broke it.
 type ViolationError struct {
-	Expected string    // the rule as one sentence
+	Expected string    // the rule, as [Rule.String] gives it
 	Judged   int       // the number of requests judged
 	Offences []Offence // in order of arrival
 }
