@@ -8,7 +8,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log"
 	"net/url"
 	"os"
@@ -24,25 +26,34 @@ func main() {
 	if len(os.Args) != 2 {
 		log.Fatal("usage: polite-scraper URL")
 	}
-	start, err := url.Parse(os.Args[1])
-	if err != nil || start.Hostname() == "" {
-		log.Fatalf("%q is not an absolute URL", os.Args[1])
+	if err := run(context.Background(), os.Args[1], os.Stdout); err != nil {
+		log.Fatal(err)
 	}
-	c := colly.NewCollector(colly.MaxDepth(2), colly.AllowedDomains(start.Hostname()))
+}
+
+// run crawls from startURL until ctx ends or the crawl is done, writing one "URL\ttitle" line
+// per page to out. main_test.go runs it against a recording test site.
+func run(ctx context.Context, startURL string, out io.Writer) error {
+	start, err := url.Parse(startURL)
+	if err != nil || start.Hostname() == "" {
+		return fmt.Errorf("%q is not an absolute URL", startURL)
+	}
+	c := colly.NewCollector(colly.MaxDepth(2), colly.AllowedDomains(start.Hostname()), colly.StdlibContext(ctx))
 
 	// The one line: who we are, and how the operator reaches us.
 	if err := extensions.Polite(c, politeness.Policy{Identity: identity.Identity{
 		Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
 		InfoURL: "https://example.org/bot", Contact: "bot@example.org",
 	}}); err != nil {
-		log.Fatal(err)
+		return err
 	}
 
-	c.OnHTML("title", func(e *colly.HTMLElement) { fmt.Printf("%s\t%s\n", e.Request.URL, e.Text) })
+	c.OnHTML("title", func(e *colly.HTMLElement) { fmt.Fprintf(out, "%s\t%s\n", e.Request.URL, e.Text) })
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
 	c.OnError(func(r *colly.Response, err error) { log.Printf("%s: %v", r.Request.URL, err) })
 	if err := c.Visit(start.String()); err != nil {
-		log.Fatal(err)
+		return err
 	}
 	c.Wait()
+	return nil
 }
