@@ -195,7 +195,7 @@ var _ = Describe("a door whose task declares the session cookie", func() {
 	It("sends that cookie and no other", func() {
 		s := newShop()
 		p := politePolicy()
-		p.Cookies = &cookies.Purpose{Classes: []cookies.Class{cookies.ClassSession}}
+		p.Cookies = &cookies.Purpose{Categories: []cookies.Category{cookies.Session}}
 		p.Rate, p.AuthorizedRates = 20, map[string]float64{s.home.Addr(): 20}
 		door, err := politeness.NewDoor(p)
 		Expect(err).NotTo(HaveOccurred())
