@@ -1,3 +1,5 @@
+// The contract every clock keeps (Clock, Lease) and the values it hands its callers.
+
 // Package hostclock decides when a request may start: per origin, at most a few starts per
 // second, evenly spaced, a small number in flight, no sooner than robots.txt's Crawl-delay allows,
 // and not at all while the origin is paused after a 429, a 503 or a run of errors.
@@ -119,26 +121,6 @@ func (e *GiveUpError) Error() string {
 	return fmt.Sprintf("hostclock: origin %s was given up for this crawl at %s: %s; "+
 		"no further request is sent to it (start a new crawl, or a new Clock, to try it again)",
 		e.Origin, e.At.UTC().Format(time.RFC3339), e.Reason)
-}
-
-// OriginStats counts what the clock did for one origin.
-type OriginStats struct {
-	Origin          string
-	Requests        int64         // slots granted
-	Waits           int64         // grants that had to wait
-	Waited          time.Duration // total time spent waiting
-	TooManyRequests int64         // 429 responses
-	Unavailable     int64         // 503 responses
-	ServerErrors    int64         // other 5xx responses
-	TransportErrors int64         // timeouts and connection errors
-	Pauses          int64         // pauses started or lengthened (Retry-After, backoff, Clock.Pause)
-	GiveUps         int64         // 1 once the origin has been given up
-	Refused         int64         // Acquire calls refused after the give-up
-	Expired         int64         // leases reclaimed because Done never came
-	Rate            float64       // the current rate, after any 429 penalty
-	Floor           time.Duration // the Crawl-delay floor, 0 when none
-	PausedUntil     time.Time     // zero when not paused
-	GiveUpReason    string
 }
 
 var shared = sync.OnceValue(func() *Local { return newLocal(defaults(Config{})) })

@@ -1,3 +1,5 @@
+// How an HTTP request passes the clock: acquire a slot, send, hand the slot back with the outcome.
+
 package hostclock
 
 import (

@@ -1,3 +1,5 @@
+// Which time the clock reads and waits on.
+
 package hostclock
 
 import "time"
