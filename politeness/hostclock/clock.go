@@ -86,9 +86,14 @@ type Clock interface {
 	// it. It returns ctx's error if ctx ends first, and a *GiveUpError once the origin has been
 	// given up. k is the request's kind: robots.txt requests go ahead of pages in the queue.
 	Acquire(ctx context.Context, key string, k kind.Kind) (Lease, error)
-	// SetFloor sets a minimum interval between starts to key (robots.txt Crawl-delay). A value
-	// ≤ 0 removes it; a value above the implementation's maximum is capped there and reported.
-	SetFloor(key string, interval time.Duration)
+	// SetFloor records that source asks for at least interval between starts to key: the
+	// Crawl-delay of one robots.txt for one product token, source naming both (e.g.
+	// "https://h.example:443 ExampleBot"). Several sources share a key — http and https of a host
+	// have a robots.txt each, and doors with different tokens read different groups — so the
+	// clock keeps each source's delay and applies the largest. An interval ≤ 0 withdraws source's
+	// delay (the site dropped its Crawl-delay); a floor above the implementation's maximum is
+	// capped there and reported.
+	SetFloor(key, source string, interval time.Duration)
 	// Pause keeps every request to key from starting before until. An earlier pause is only ever
 	// lengthened, never shortened.
 	Pause(key string, until time.Time, reason string)

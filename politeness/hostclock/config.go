@@ -15,13 +15,19 @@ import (
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
 
+// The budget of an origin, for every clock and every caller that sets one up (the door's Policy,
+// the command line): these constants and [CheckRate] are the one home of the numbers and the rule.
+const (
+	// DefaultRate is the start rate per origin, per second, when none is configured, and the
+	// highest rate an origin gets without its operator's authorisation (RRZE crawler rules; see
+	// [CheckRate]). An untyped constant, so it serves int and float64 settings alike.
+	DefaultRate = 3
+	// DefaultConcurrency is the cap of requests in flight per origin when none is configured.
+	DefaultConcurrency = 2
+)
+
 // Defaults and limits of [Config].
 const (
-	// DefaultRate is the start rate per origin when Config.Rate is 0, and the highest rate any
-	// origin gets without being listed in Config.Authorized (RRZE crawler rules).
-	DefaultRate = 3.0
-	// DefaultConcurrency is the in-flight cap per origin when Config.Concurrency is 0.
-	DefaultConcurrency = 2
 	// DefaultMargin lengthens every interval by 4 %: at 3 starts per second the spacing is
 	// 347 ms instead of 333 ms, so three consecutive starts span 1.04 s and any one second window
 	// still holds at most three of them when an arrival is delayed by up to 40 ms on the way.
@@ -33,17 +39,48 @@ const (
 	// errors) after which an origin is given up for the crawl.
 	DefaultErrorBudget = 8
 	// DefaultRecoverAfter is the run of consecutive successes after which a rate lowered by a 429
-	// steps back up by RecoverStep (never above the configured rate).
+	// steps back up by a quarter (never above the configured rate).
 	DefaultRecoverAfter = 10
 	// DefaultLeaseTTL is how long a lease holds its place when Done is never called.
 	DefaultLeaseTTL = 10 * time.Minute
 )
 
+// CheckRate returns nil when rate starts per second may be used for an origin whose operator
+// authorised authorized starts per second (0 when no one authorised anything): rate must be
+// positive and at most DefaultRate, or at most authorized when that is higher. The RRZE crawler
+// rules require the operator's authorisation for more than 3 requests per second. Otherwise it
+// returns a *[RateError], which names no setting: wrap it with the caller's own (Config.Rate,
+// a policy field, a flag) and how to list an authorised origin there.
+func CheckRate(rate, authorized float64) error {
+	limit := max(float64(DefaultRate), authorized)
+	if rate > 0 && rate <= limit {
+		return nil
+	}
+	return &RateError{Rate: rate, Limit: limit}
+}
+
+// RateError is a rate [CheckRate] refused.
+type RateError struct {
+	Rate  float64 // the rate asked for, in starts per second per origin
+	Limit float64 // the most the origin may get: DefaultRate, or its operator's authorised rate when higher
+}
+
+func (e *RateError) Error() string {
+	switch {
+	case !(e.Rate > 0):
+		return fmt.Sprintf("a rate of %g starts per second is not positive", e.Rate)
+	case e.Limit > DefaultRate:
+		return fmt.Sprintf("a rate of %g starts per second exceeds the %g the origin's operator authorised", e.Rate, e.Limit)
+	}
+	return fmt.Sprintf("a rate of %g starts per second exceeds %d; the RRZE crawler rules require the operator's "+
+		"authorisation for more", e.Rate, DefaultRate)
+}
+
 // Config configures a [Local] clock. The zero value is the default: 3 starts per second per
 // origin, 2 in flight, default backoff, real time.
 type Config struct {
 	// Rate is the start rate per origin, per second. 0 means DefaultRate; a value above it is
-	// refused: list the origin in Authorized instead.
+	// refused (see [CheckRate]): list the origin in Authorized instead.
 	Rate float64
 	// Authorized maps budget keys ("host" or "host:port") to a rate the origin's operator has
 	// authorised, which may exceed DefaultRate. The RRZE crawler rules require that authorisation
@@ -72,7 +109,7 @@ type Config struct {
 	// LeaseTTL is how long a lease holds its place without Done; 0 means DefaultLeaseTTL. It should
 	// exceed the longest request (the door's Timeout covers reading the body).
 	LeaseTTL time.Duration
-	// Time is the clock read and waited on; nil means System.
+	// Time is the clock read and waited on; nil means the system's.
 	Time Time
 	// Rand returns uniform values in [0, 1) for the backoff jitter; nil means math/rand/v2.
 	Rand func() float64
@@ -81,9 +118,13 @@ type Config struct {
 }
 
 func validate(cfg *Config) error {
-	if cfg.Rate < 0 || cfg.Rate > DefaultRate {
-		return fmt.Errorf("hostclock: Config.Rate %g is outside (0, %g] starts per second; the RRZE crawler rules "+
-			"require an operator's authorisation for more: list the origin with its rate in Config.Authorized", cfg.Rate, DefaultRate)
+	if cfg.Rate < 0 {
+		return fmt.Errorf("hostclock: Config.Rate %g is negative; use 0 for the default of %d starts per second", cfg.Rate, DefaultRate)
+	}
+	if cfg.Rate > 0 {
+		if err := CheckRate(cfg.Rate, 0); err != nil {
+			return fmt.Errorf("hostclock: Config.Rate: %w: list the origins whose operators allowed more, with their rates, in Config.Authorized", err)
+		}
 	}
 	if cfg.Concurrency < 0 {
 		return fmt.Errorf("hostclock: Config.Concurrency %d is negative; use 0 for the default of %d", cfg.Concurrency, DefaultConcurrency)
@@ -101,13 +142,16 @@ func validate(cfg *Config) error {
 	}
 	limit := cmp.Or(cfg.Rate, DefaultRate)
 	for k, r := range rates {
-		allowed := limit
-		if a, ok := auth[k]; ok {
-			allowed = max(a, limit)
+		if err := CheckRate(r, auth[k]); err != nil {
+			return fmt.Errorf("hostclock: Config.Rates[%q]: %w: list the origin with the rate its operator allowed in Config.Authorized", k, err)
 		}
-		if r > allowed {
-			return fmt.Errorf("hostclock: Config.Rates[%q] = %g exceeds the %g starts per second this origin may get; "+
-				"the RRZE crawler rules require an operator's authorisation for more: list it in Config.Authorized", k, r, allowed)
+		otherwise := limit
+		if a, ok := auth[k]; ok {
+			otherwise = max(a, limit)
+		}
+		if r > otherwise {
+			return fmt.Errorf("hostclock: Config.Rates[%q] = %g exceeds the %g starts per second this origin gets otherwise; "+
+				"Config.Rates only lowers an origin's rate", k, r, otherwise)
 		}
 	}
 	cfg.Authorized, cfg.Rates = auth, rates
@@ -149,7 +193,7 @@ func defaults(cfg Config) Config {
 		cfg.Backoff = backoff.DefaultPolicy
 	}
 	if cfg.Time == nil {
-		cfg.Time = System
+		cfg.Time = systemTime{}
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64

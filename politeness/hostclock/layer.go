@@ -27,7 +27,8 @@ type LayerOptions struct {
 	// Sink receives a Waited event for every request that waited, a Paused event for every pause
 	// an outcome started, and a Refused event (reason "budget") for a request to a given-up origin.
 	Sink events.Sink
-	// Now stamps Retry-After dates; nil means time.Now. Tests set it with the clock's Time.
+	// Now reads the time for Retry-After dates and the events' waits; nil means the clock's own
+	// time when the clock is a *Local (Config.Time), time.Now otherwise.
 	Now func() time.Time
 }
 
@@ -49,19 +50,27 @@ func WithTimeout(ctx context.Context, d time.Duration) context.Context {
 //
 // The outcome carries the response's Retry-After, parsed with backoff.ParseRetryAfter, so the clock
 // owns every pause: the backoff layer above only decides whether to re-send. A nil next means
-// http.DefaultTransport; a nil c means [Shared].
+// http.DefaultTransport.
+//
+// Layer panics when c is nil, at construction, before any request: a layer without a clock would
+// enforce no budget at all, and quietly choosing one would hide a wiring mistake — two layers
+// meant to share a clock could end up on different budgets. Pass [Shared]() for the process-wide
+// clock.
 func Layer(next http.RoundTripper, c Clock, o LayerOptions) http.RoundTripper {
+	if c == nil {
+		panic("hostclock.Layer: nil Clock; pass hostclock.Shared() for the process-wide budget, or a clock of your own")
+	}
 	if next == nil {
 		next = http.DefaultTransport
-	}
-	if c == nil {
-		c = Shared()
 	}
 	if o.Sink == nil {
 		o.Sink = events.Discard
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+		if l, ok := c.(*Local); ok {
+			o.Now = l.cfg.Time.Now
+		}
 	}
 	return &layer{next: next, clock: c, o: o}
 }
@@ -111,7 +120,7 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 			e := ev
 			e.Type, e.Status, e.Reason, e.Until, e.Err = events.Paused, out.Status, p.Reason, p.Until, out.Err
 			if !p.Until.IsZero() {
-				e.Wait = time.Until(p.Until)
+				e.Wait = p.Until.Sub(t.o.Now())
 			}
 			t.o.Sink.Emit(e)
 		}

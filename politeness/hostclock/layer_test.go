@@ -3,6 +3,7 @@ package hostclock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -83,10 +84,7 @@ func TestLayerHoldsTheSlotUntilTheBodyIsDone(t *testing.T) {
 	for _, f := range finishes {
 		t.Run(f.name, func(t *testing.T) {
 			s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) { io.WriteString(w, strings.Repeat("x", 1000)) })
-			c, err := NewLocal(Config{Authorized: map[string]float64{s.key: 1000}, Concurrency: 1, Logger: quiet()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, m := newTestLocal(t, Config{Authorized: map[string]float64{s.key: 1000}, Concurrency: 1})
 			client := &http.Client{Transport: Layer(nil, c, LayerOptions{})}
 			first, err := client.Get(s.URL)
 			if err != nil {
@@ -100,12 +98,16 @@ func TestLayerHoldsTheSlotUntilTheBodyIsDone(t *testing.T) {
 				}
 				second <- err
 			}()
-			time.Sleep(200 * time.Millisecond) // ample time for the second request to arrive, were it let through
+			// The second request waits in the clock for the place (its timer is the first lease's
+			// expiry); had the layer let it through, it would never wait on a timer.
+			if d := blocked(t, m); d != DefaultLeaseTTL {
+				t.Fatalf("the second request waits %v, want the first lease's expiry", d)
+			}
 			if n := len(s.arrivals()); n != 1 {
 				t.Fatalf("%d requests arrived while the only slot was held by an open body", n)
 			}
 			f.finish(first)
-			if err := <-second; err != nil {
+			if err := await(t, m, second); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(s.arrivals()); n != 2 {
@@ -340,5 +342,36 @@ func TestLayerFreesTheSlotOfAnAnswerWithoutBody(t *testing.T) {
 		if err != nil {
 			t.Fatalf("HEAD %d: %v; the previous HEAD kept the only place", i, err)
 		}
+	}
+}
+
+// A layer without a clock is a wiring mistake, refused when the layer is built rather than
+// papered over with some global budget.
+func TestLayerRefusesANilClock(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "hostclock.Shared()") {
+			t.Fatalf("Layer(nil clock) recovered %v, want a panic that names hostclock.Shared()", r)
+		}
+	}()
+	Layer(nil, nil, LayerOptions{})
+}
+
+// The Paused event's wait is read from the clock's time, like the pause itself.
+func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	c, m := newTestLocal(t, Config{})
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	r, err := client.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	p := rec.of(events.Paused)
+	if len(p) != 1 || p[0].Wait != 120*time.Second || !p[0].Until.Equal(m.Now().Add(120*time.Second)) {
+		t.Fatalf("Paused events = %+v, want one of exactly 120 s on the clock's time", p)
 	}
 }

@@ -30,7 +30,8 @@ import (
 //   - half an interval after the previous actual start, so a late start is not followed by one
 //     right behind it;
 //   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);
-//   - the pause.
+//   - the pause. The first start after a pause restarts the schedule from itself, so the next
+//     one comes a whole interval later even when the first was granted late.
 //
 // A few hundred bytes of state are kept per origin seen, for the life of the clock, so that its
 // pauses, give-up and counters last the whole crawl.
@@ -39,6 +40,11 @@ type Local struct {
 
 	mu      sync.Mutex
 	origins map[string]*state
+
+	// testHookEnqueue, set only by this package's tests before first use, is called with mu held
+	// whenever a request joins an origin's line, so a test knows its requests are in line
+	// without sleeping.
+	testHookEnqueue func()
 }
 
 // NewLocal validates cfg and returns a clock. It refuses a rate above DefaultRate for any origin
@@ -66,13 +72,14 @@ func (l *Local) logger() *slog.Logger {
 // so a pointer to one stays valid.
 type state struct {
 	key        string
-	rate       float64       // the configured rate for this origin
-	factor     float64       // 1, or lower after 429s
-	floor      time.Duration // Crawl-delay
-	last       time.Time     // when the latest start was granted (or sent, if later); zero before the first
-	tat        time.Time     // GCRA: the theoretical time of the next start
-	recent     []time.Time   // ring of the latest actual starts (sent, else granted), by sequence
-	count      int64         // starts granted so far: the sequence number of the next one
+	rate       float64                  // the configured rate for this origin
+	factor     float64                  // 1, or lower after 429s
+	floor      time.Duration            // the Crawl-delay floor in force: the largest of floors, capped
+	floors     map[string]time.Duration // Crawl-delay by source (robots.txt and token); nil when none
+	last       time.Time                // when the latest start was granted (or sent, if later); zero before the first
+	tat        time.Time                // GCRA: the theoretical time of the next start
+	recent     []time.Time              // ring of the latest actual starts (sent, else granted), by sequence
+	count      int64                    // starts granted so far: the sequence number of the next one
 	pauseUntil time.Time
 	pauseWhy   string
 	leases     map[*lease]struct{}
@@ -140,21 +147,38 @@ func (l *Local) Authorize(key string, rate float64) error {
 	return nil
 }
 
-// SetFloor sets key's Crawl-delay floor; see [Clock]. A floor above Config.MaxFloor is capped and
-// the cap logged.
-func (l *Local) SetFloor(key string, interval time.Duration) {
-	interval = max(interval, 0)
-	capped := interval > l.cfg.MaxFloor
-	if capped {
-		l.logger().Warn("hostclock: Crawl-delay capped", "origin", key, "crawl-delay", interval, "cap", l.cfg.MaxFloor)
-		interval = l.cfg.MaxFloor
-	}
+// SetFloor records source's Crawl-delay for key; see [Clock]. The floor in force is the largest
+// delay any source asks for, capped at Config.MaxFloor; a source asking for more than the cap is
+// logged once, when its delay changes. Repeating a source's current delay changes nothing, so the
+// robots gate may call it for every request.
+func (l *Local) SetFloor(key, source string, interval time.Duration) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	s := l.origin(key)
-	if s.floor != interval {
-		s.floor = interval
+	prev, had := s.floors[source]
+	switch {
+	case interval <= 0 && !had, interval > 0 && had && prev == interval:
+		l.mu.Unlock()
+		return
+	case interval <= 0:
+		delete(s.floors, source)
+	default:
+		if s.floors == nil {
+			s.floors = make(map[string]time.Duration, 1)
+		}
+		s.floors[source] = interval
+	}
+	var floor time.Duration
+	for _, d := range s.floors {
+		floor = max(floor, d)
+	}
+	floor = min(floor, l.cfg.MaxFloor)
+	if s.floor != floor {
+		s.floor = floor
 		notifyHead(s)
+	}
+	l.mu.Unlock()
+	if interval > l.cfg.MaxFloor {
+		l.logger().Warn("hostclock: Crawl-delay capped", "origin", key, "source", source, "crawl-delay", interval, "cap", l.cfg.MaxFloor)
 	}
 }
 

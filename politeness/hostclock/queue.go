@@ -123,6 +123,9 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 	w := &waiter{wake: make(chan struct{}, 1), robots: k == kind.Robots}
 	start := tm.Now()
 	s.enqueue(w, start)
+	if l.testHookEnqueue != nil {
+		l.testHookEnqueue()
+	}
 	var spent map[string]time.Duration // per reason, allocated only when waiting
 	phaseAt, phaseWhy := start, ""
 	for {
@@ -189,6 +192,13 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 	due, _ := s.earliest(l.cfg.Margin)
 	due = later(due, s.headSince)
 	if due.IsZero() || due.After(now) {
+		due = now
+	}
+	if s.pauseUntil.After(s.last) {
+		// The first start after a pause restarts the schedule from itself: the site's operator
+		// sees it no sooner than the pause's end and the next one a whole interval after it, even
+		// when a busy machine granted it late. Catching up is for a schedule that ran, not for one
+		// the site stopped.
 		due = now
 	}
 	s.queue = s.queue[1:]
