@@ -24,6 +24,7 @@ package hostclock
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -83,8 +84,10 @@ type Lease interface {
 type Clock interface {
 	// Acquire waits until a request to key may start — the origin's interval since the previous
 	// start has passed, a concurrency place is free and no pause holds — and returns the lease for
-	// it. It returns ctx's error if ctx ends first, and a *GiveUpError once the origin has been
-	// given up. k is the request's kind: robots.txt requests go ahead of pages in the queue.
+	// it. It returns ctx's error if ctx ends first, a *WaitTooLongError at once when ctx's
+	// deadline comes before the earliest start the clock knows of, and a *GiveUpError once the
+	// origin has been given up. k is the request's kind: robots.txt requests go ahead of pages in
+	// the queue.
 	Acquire(ctx context.Context, key string, k kind.Kind) (Lease, error)
 	// SetFloor records that source asks for at least interval between starts to key: the
 	// Crawl-delay of one robots.txt for one product token, source naming both (e.g.
@@ -126,6 +129,37 @@ func (e *GiveUpError) Error() string {
 	return fmt.Sprintf("hostclock: origin %s was given up for this crawl at %s: %s; "+
 		"no further request is sent to it (start a new crawl, or a new Clock, to try it again)",
 		e.Origin, e.At.UTC().Format(time.RFC3339), e.Reason)
+}
+
+// WaitTooLongError is returned at once by Acquire, which reserves nothing then, when the request's
+// context ends before the earliest start the clock knows of for its origin — after the schedule's
+// interval, the Crawl-delay floor or a pause. The request could only have
+// waited and then failed; a caller with other work (another origin, a person waiting) gets the
+// answer now. errors.Is(err, context.DeadlineExceeded) holds, as it would have after the wait.
+type WaitTooLongError struct {
+	Origin   string    // the budget key
+	Earliest time.Time // the earliest start the clock knows of, on the clock's time
+	Reason   string    // the rule that sets it: one of the Reason constants, or the reason of a Clock.Pause
+	Deadline time.Time // the request context's deadline
+
+	wait, left time.Duration // from the refusal to Earliest and to Deadline
+}
+
+func (e *WaitTooLongError) Error() string {
+	return fmt.Sprintf("hostclock: origin %s cannot start before %s (%s, %s from now); the request's deadline is %s away: "+
+		"send it later, or give it a later deadline", e.Origin, e.Earliest.Format(time.TimeOnly), e.Reason, roughly(e.wait), roughly(e.left))
+}
+
+// Is reports that the error is a deadline error: the request's deadline is what refuses it.
+func (e *WaitTooLongError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// roughly formats d for a person: whole tenths of seconds from one second on ("60s", "2.5s"),
+// milliseconds below.
+func roughly(d time.Duration) string {
+	if d < time.Second && d > -time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + "s"
 }
 
 var shared = sync.OnceValue(func() *Local { return newLocal(defaults(Config{})) })

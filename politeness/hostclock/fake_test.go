@@ -145,6 +145,21 @@ func await[T any](t *testing.T, m *manual, ch <-chan T) T {
 	}
 }
 
+// receive waits for ch without moving simulated time.
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	stop := time.NewTimer(failsafe)
+	defer stop.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-stop.C:
+		t.Fatal("no result without simulated time passing")
+	}
+	var zero T
+	return zero
+}
+
 // blocked waits until some goroutine sits on a timer, so the test knows a waiter is in place, and
 // returns how far ahead that timer is.
 func blocked(t *testing.T, m *manual) time.Duration {

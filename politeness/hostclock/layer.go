@@ -25,7 +25,9 @@ type LayerOptions struct {
 	// for the origin's turn never times a request out. It covers reading the body. 0: no timeout.
 	Timeout time.Duration
 	// Sink receives a Waited event for every request that waited, a Paused event for every pause
-	// an outcome started, and a Refused event (reason "budget") for a request to a given-up origin.
+	// an outcome started, and a Refused event for a request to a given-up origin (reason
+	// "budget") or one whose deadline comes before its earliest start (reason "deadline", Until
+	// the earliest start).
 	Sink events.Sink
 	// Now reads the time for Retry-After dates and the events' waits; nil means the clock's own
 	// time when the clock is a *Local (Config.Time), time.Now otherwise.
@@ -93,8 +95,13 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		closeBody(req)
 		var gu *GiveUpError
-		if errors.As(err, &gu) {
+		var tl *WaitTooLongError
+		switch {
+		case errors.As(err, &gu):
 			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "budget", gu.Reason, err
+			t.o.Sink.Emit(ev)
+		case errors.As(err, &tl):
+			ev.Type, ev.Reason, ev.Detail, ev.Err, ev.Until = events.Refused, "deadline", err.Error(), err, tl.Earliest
 			t.o.Sink.Emit(ev)
 		}
 		return nil, err

@@ -375,3 +375,35 @@ func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
 		t.Fatalf("Paused events = %+v, want one of exactly 120 s on the clock's time", p)
 	}
 }
+
+// A request whose deadline comes before the origin's earliest start never reaches the server: the
+// caller gets a *WaitTooLongError at once, and the sink a Refused event with reason "deadline".
+func TestLayerRefusesARequestWhoseDeadlineComesFirst(t *testing.T) {
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Retry-After", "60")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	c, m := newTestLocal(t, Config{})
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	r, err := client.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/next", nil)
+	_, err = client.Do(req)
+	var tl *WaitTooLongError
+	if !errors.As(err, &tl) || tl.Reason != ReasonRetryAfter || !tl.Earliest.Equal(m.Now().Add(time.Minute)) {
+		t.Fatalf("GET with a 10 s deadline behind a 60 s Retry-After: %v, want a *WaitTooLongError", err)
+	}
+	if n := len(s.arrivals()); n != 1 {
+		t.Errorf("%d requests reached the server, want only the first", n)
+	}
+	ref := rec.of(events.Refused)
+	if len(ref) != 1 || ref[0].Reason != "deadline" || !strings.Contains(ref[0].URL, "/next") || !ref[0].Until.Equal(tl.Earliest) {
+		t.Errorf("Refused events = %+v, want one for /next with reason deadline", ref)
+	}
+}

@@ -145,7 +145,7 @@ func (l *Local) pause(s *state, until time.Time, why string) *Pause {
 	}
 	s.pauseUntil, s.pauseWhy = until, why
 	s.st.Pauses++
-	notifyHead(s)
+	notifyAll(s) // every waiter whose deadline now comes first leaves at once
 	return &Pause{Until: until, Reason: why}
 }
 

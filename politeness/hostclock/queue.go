@@ -120,8 +120,12 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 		l.mu.Unlock()
 		return nil, err
 	}
-	w := &waiter{wake: make(chan struct{}, 1), robots: k == kind.Robots}
 	start := tm.Now()
+	if err := l.tooLong(ctx, s, start); err != nil {
+		l.mu.Unlock()
+		return nil, err
+	}
+	w := &waiter{wake: make(chan struct{}, 1), robots: k == kind.Robots}
 	s.enqueue(w, start)
 	if l.testHookEnqueue != nil {
 		l.testHookEnqueue()
@@ -137,6 +141,12 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 			s.remove(w)
 			s.st.Refused++
 			err := s.gaveUp
+			l.mu.Unlock()
+			return nil, err
+		}
+		if err := l.tooLong(ctx, s, now); err != nil {
+			// A pause or a floor set while it waited moved the earliest start past its deadline.
+			s.remove(w)
 			l.mu.Unlock()
 			return nil, err
 		}
@@ -180,6 +190,26 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 			return nil, fmt.Errorf("hostclock: gave up waiting for a start slot to %s (%s): %w", key, phaseWhy, cause)
 		}
 	}
+}
+
+// tooLong returns the refusal of a request whose deadline falls before the earliest start the
+// clock knows of for s (schedule, floor, pause; not the line or the concurrency cap, whose waits
+// are unknown), or nil. A context's deadline is on the runtime's clock, the schedule on the
+// clock's Time, so the two are compared as durations from their own now. It requires l.mu held.
+func (l *Local) tooLong(ctx context.Context, s *state, now time.Time) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	at, why := s.earliest(l.cfg.Margin)
+	wait, left := at.Sub(now), time.Until(deadline)
+	if wait <= left {
+		return nil
+	}
+	s.st.TooLong++
+	err := &WaitTooLongError{Origin: s.key, Earliest: at, Reason: why, Deadline: deadline, wait: wait, left: left}
+	l.logger().Debug("hostclock: refused, the deadline comes first", "origin", s.key, "reason", why, "wait", wait, "deadline_in", left)
+	return err
 }
 
 // grant hands the slot to w, the head of s's queue. It requires l.mu held and releases it.

@@ -21,6 +21,7 @@ type OriginStats struct {
 	Pauses          int64         // pauses started or lengthened (Retry-After, backoff, Clock.Pause)
 	GiveUps         int64         // 1 once the origin has been given up
 	Refused         int64         // Acquire calls refused after the give-up
+	TooLong         int64         // Acquire calls refused because their deadline came before the earliest start
 	Expired         int64         // leases reclaimed because Done never came
 	Rate            float64       // the current rate, after any 429 penalty
 	Floor           time.Duration // the Crawl-delay floor, 0 when none
