@@ -100,6 +100,14 @@ type Clock interface {
 	// Pause keeps every request to key from starting before until. An earlier pause is only ever
 	// lengthened, never shortened.
 	Pause(key string, until time.Time, reason string)
+	// Earliest returns the earliest moment a request to key could be granted if it asked now:
+	// not before now, the interval since the previous start, the Crawl-delay floor, or the end
+	// of a pause. It reserves nothing, and it ignores the concurrency cap and the requests
+	// already waiting: a crawl frontier that keeps at most Concurrency requests of an origin in
+	// progress itself asks it to hand a worker the next origin that may start, as Scrapy's slots
+	// do. An origin given up returns its *GiveUpError. It is cheap enough to ask for every
+	// origin each time a worker is free.
+	Earliest(key string) (time.Time, error)
 	// PausedUntil reports the pause in force for key (a zero Until when none is), and a
 	// *GiveUpError when the origin has been given up for this crawl.
 	PausedUntil(key string) (until time.Time, reason string, err error)
