@@ -16,7 +16,7 @@ func TestEarliest(t *testing.T) {
 		name   string
 		cfg    Config
 		before func(t *testing.T, m *manual, l *Local) // what the origin went through
-		want   time.Duration                          // from the epoch
+		want   time.Duration                           // from the epoch
 	}{
 		{"an origin never seen may start now", Config{}, func(*testing.T, *manual, *Local) {}, 0},
 		{"one interval after a start", Config{}, func(t *testing.T, m *manual, l *Local) {
