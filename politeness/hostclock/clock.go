@@ -2,22 +2,25 @@
 
 // Package hostclock decides when a request may start: per origin, at most a few starts per
 // second, evenly spaced, a small number in flight, no sooner than robots.txt's Crawl-delay allows,
-// and not at all while the origin is paused after a 429, a 503 or a run of errors.
+// less often while the origin answers slowly, and not at all while it is paused after a 429, a
+// 503 or a run of errors.
 //
 // "Origin" here is a budget key as [origin.BudgetKey] returns it: host plus port, the default ports
 // folded, so http and https of one host share one budget — they are one server to the operator who
 // pays for it.
 //
 // The schedule is GCRA with a burst of one: the next start to an origin is due one interval
-// after the previous one was due, where the interval is the stricter of 1/rate and the
-// Crawl-delay floor, lengthened by a small margin ([DefaultMargin]). There is no initial burst
+// after the previous one was due, where the interval is 1/rate lengthened by a small margin
+// ([DefaultMargin]); the Crawl-delay floor and the response time's interval
+// ([Config.LatencyFactor]) are minimum gaps after the previous start. There is no initial burst
 // (unlike a token bucket of size 3), and a start that a busy machine granted late does not push
 // back every later one. On top of it a window rule, counted from when requests actually reached
 // the server as far as the client can tell, keeps any one second from holding more than rate
 // starts in the server's own log, however the schedule catches up; see [Local].
 //
 // Most callers want [Layer] on top of a [Clock] — usually [Shared], the process-wide clock — and
-// never call Acquire themselves. [Local] is the in-process implementation; a Redis implementation
+// never call Acquire themselves; a crawl frontier asks [Clock.Earliest] which origin may start
+// next. [Local] is the in-process implementation; a Redis implementation
 // of the same [Clock] interface lets several processes share one budget.
 package hostclock
 
@@ -59,19 +62,24 @@ type Pause struct {
 type Lease interface {
 	// Done frees the slot and teaches the clock the outcome: a 429 pauses the origin and lowers its
 	// rate, a 503 pauses it, other 5xx and errors pause it more mildly, a success counts toward
-	// recovery, and a Retry-After on a 3xx or 5xx is honoured.
+	// recovery, and a Retry-After on a 3xx or 5xx is honoured. Every response (any status, 304
+	// included; not an error) also tells the clock the origin's response time, from Sent (else the
+	// grant) to Done.
 	Done(Outcome)
 	// Sent reports that the request has just reached the server, as far as the client can tell
-	// (Layer calls it when the request was written on a warm connection, or when the first
-	// response byte came on a new one). The clock counts the origin's window from the latest
-	// report, so a request that took long to arrive does not let the next ones crowd it in the
-	// server's log. Optional: without it the grant counts.
+	// (Layer calls it when the request was written, and on a new connection again when the first
+	// response byte came). The clock counts the origin's window from the latest report, so a
+	// request that took long to arrive does not let the next ones crowd it in the server's log,
+	// and the response time from the first. Optional: without it the grant counts for both.
 	Sent()
 	// Grant reports when the slot was granted and how long the caller waited for it.
 	Grant() Grant
 	// Caused returns the pause that Done started for the origin, if it started one.
 	// It is meaningful after Done returned.
 	Caused() (Pause, bool)
+	// Paced returns the change in the origin's spacing that this response's time made, if it
+	// made one (see [Pace]). It is meaningful after Done returned.
+	Paced() (Pace, bool)
 }
 
 // Clock is the per-origin start schedule every request of the process (or, with a shared store,
@@ -101,8 +109,8 @@ type Clock interface {
 	// lengthened, never shortened.
 	Pause(key string, until time.Time, reason string)
 	// Earliest returns the earliest moment a request to key could be granted if it asked now:
-	// not before now, the interval since the previous start, the Crawl-delay floor, or the end
-	// of a pause. It reserves nothing, and it ignores the concurrency cap and the requests
+	// not before now, the interval since the previous start, the Crawl-delay floor, the
+	// interval the origin's response time asks for, or the end of a pause. It reserves nothing, and it ignores the concurrency cap and the requests
 	// already waiting: a crawl frontier that keeps at most Concurrency requests of an origin in
 	// progress itself asks it to hand a worker the next origin that may start, as Scrapy's slots
 	// do. An origin given up returns its *GiveUpError. It is cheap enough to ask for every
@@ -122,6 +130,7 @@ const (
 	ReasonRetryAfter  = "retry-after" // the server's Retry-After
 	ReasonBackoff     = "backoff"     // exponential backoff after 429, 5xx or errors
 	ReasonConcurrency = "concurrency" // the origin's in-flight cap
+	ReasonLatency     = "latency"     // the origin's response time, slower than its budget (Config.LatencyFactor)
 	ReasonGiveUp      = "give-up"     // the origin was given up for this crawl
 )
 
@@ -141,7 +150,7 @@ func (e *GiveUpError) Error() string {
 
 // WaitTooLongError is returned at once by Acquire, which reserves nothing then, when the request's
 // context ends before the earliest start the clock knows of for its origin — after the schedule's
-// interval, the Crawl-delay floor or a pause. The request could only have
+// interval, the Crawl-delay floor, the response time's interval or a pause. The request could only have
 // waited and then failed; a caller with other work (another origin, a person waiting) gets the
 // answer now. errors.Is(err, context.DeadlineExceeded) holds, as it would have after the wait.
 type WaitTooLongError struct {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"time"
@@ -109,6 +110,12 @@ type Config struct {
 	// LeaseTTL is how long a lease holds its place without Done; 0 means DefaultLeaseTTL. It should
 	// exceed the longest request (the door's Timeout covers reading the body).
 	LeaseTTL time.Duration
+	// LatencyFactor spaces the starts to an origin by at least this many times its smoothed
+	// response time (from Lease.Sent to Lease.Done), capped at MaxFloor, when that is longer than
+	// the rate's interval: a server that slows down is asked less often, and gets its budget back
+	// as it speeds up again — never more. 0 means DefaultLatencyFactor; a negative value turns
+	// it off.
+	LatencyFactor float64
 	// Time is the clock read and waited on; nil means the system's.
 	Time Time
 	// Rand returns uniform values in [0, 1) for the backoff jitter; nil means math/rand/v2.
@@ -125,6 +132,9 @@ func validate(cfg *Config) error {
 		if err := CheckRate(cfg.Rate, 0); err != nil {
 			return fmt.Errorf("hostclock: Config.Rate: %w: list the origins whose operators allowed more, with their rates, in Config.Authorized", err)
 		}
+	}
+	if math.IsNaN(cfg.LatencyFactor) || math.IsInf(cfg.LatencyFactor, 0) {
+		return fmt.Errorf("hostclock: Config.LatencyFactor %g is not a number; use 0 for the default of %d, or -1 to turn it off", cfg.LatencyFactor, DefaultLatencyFactor)
 	}
 	if cfg.Concurrency < 0 {
 		return fmt.Errorf("hostclock: Config.Concurrency %d is negative; use 0 for the default of %d", cfg.Concurrency, DefaultConcurrency)
@@ -189,6 +199,7 @@ func defaults(cfg Config) Config {
 	cfg.ErrorBudget = cmp.Or(cfg.ErrorBudget, DefaultErrorBudget)
 	cfg.RecoverAfter = cmp.Or(cfg.RecoverAfter, DefaultRecoverAfter)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
+	cfg.LatencyFactor = cmp.Or(cfg.LatencyFactor, DefaultLatencyFactor)
 	if cfg.Backoff == nil {
 		cfg.Backoff = backoff.DefaultPolicy
 	}

@@ -24,10 +24,11 @@ type LayerOptions struct {
 	// Timeout bounds each request, counted from the moment its slot is granted, so that waiting
 	// for the origin's turn never times a request out. It covers reading the body. 0: no timeout.
 	Timeout time.Duration
-	// Sink receives a Waited event for every request that waited, a Paused event for every pause
-	// an outcome started, and a Refused event for a request to a given-up origin (reason
-	// "budget") or one whose deadline comes before its earliest start (reason "deadline", Until
-	// the earliest start).
+	// Sink receives a Waited event for every request that waited; a Paused event for every pause
+	// an outcome started; a Notice (reason "latency", Wait the interval) when an origin's
+	// response time starts or stops spacing its starts; and a Refused event for a request to a
+	// given-up origin (reason "budget") or one whose deadline comes before its earliest start
+	// (reason "deadline", Until the earliest start).
 	Sink events.Sink
 	// Now reads the time for Retry-After dates and the events' waits; nil means the clock's own
 	// time when the clock is a *Local (Config.Time), time.Now otherwise.
@@ -131,6 +132,15 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			t.o.Sink.Emit(e)
 		}
+		if p, ok := lease.Paced(); ok {
+			e := ev
+			e.Type, e.Status, e.Reason, e.Wait = events.Notice, out.Status, ReasonLatency, p.Interval
+			e.Detail = fmt.Sprintf("responses take %s on average: starts at least %s apart", roughly(p.ResponseTime), roughly(p.Interval))
+			if !p.Slowed {
+				e.Detail = fmt.Sprintf("responses take %s on average again: starts as the budget allows", roughly(p.ResponseTime))
+			}
+			t.o.Sink.Emit(e)
+		}
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
@@ -186,20 +196,17 @@ func (b *leasedBody) Close() error {
 }
 
 // sentTrace tells the lease when the request reached the server, as closely as the client can
-// know it, so the clock counts the origin's window from then. On a connection that served a
-// request before, that is when the request was written. On a new one the server's log may see
-// the request much later — the server accepts connections on its own schedule — so it is when
-// the first byte of the response arrived, by which time the server certainly logged it. Keep-alive
-// makes the second case rare.
+// know it, so the clock counts the origin's window from then, and its response time. On a
+// connection that served a request before, that is when the request was written. On a new one the
+// server's log may see the request much later — the server accepts connections on its own
+// schedule — so the lease hears again when the first byte of the response arrived, by which time
+// the server certainly logged it: the window counts from that latest report, the response time
+// from the write. Keep-alive makes the second case rare.
 func sentTrace(lease Lease) *httptrace.ClientTrace {
 	var fresh atomic.Bool
 	return &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { fresh.Store(!info.Reused) },
-		WroteRequest: func(httptrace.WroteRequestInfo) {
-			if !fresh.Load() {
-				lease.Sent()
-			}
-		},
+		GotConn:      func(info httptrace.GotConnInfo) { fresh.Store(!info.Reused) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { lease.Sent() },
 		GotFirstResponseByte: func() {
 			if fresh.Load() {
 				lease.Sent()

@@ -407,3 +407,40 @@ func TestLayerRefusesARequestWhoseDeadlineComesFirst(t *testing.T) {
 		t.Errorf("Refused events = %+v, want one for /next with reason deadline", ref)
 	}
 }
+
+// The layer reports an origin slowed by its response time, and its recovery, as Notice events
+// with reason "latency". The site's answers take simulated time: the handler moves the clock.
+func TestLayerReportsTheLatencySlowdown(t *testing.T) {
+	c, m := newTestLocal(t, Config{})
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 2 {
+			m.Advance(slow)
+		}
+		io.WriteString(w, "ok")
+	})
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	for range 8 {
+		ch := make(chan error, 1)
+		go func() {
+			r, err := client.Get(s.URL)
+			if err == nil {
+				_, err = io.ReadAll(r.Body)
+				r.Body.Close()
+			}
+			ch <- err
+		}()
+		if err := await(t, m, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := rec.of(events.Notice)
+	if len(n) != 2 || n[0].Reason != ReasonLatency || n[0].Wait != latencyGap(2, slow) || !strings.Contains(n[0].Detail, "1.5s") ||
+		n[1].Reason != ReasonLatency || !strings.Contains(n[1].Detail, "again") {
+		t.Fatalf("Notice events = %+v, want the slowdown (1.5s answers) and the recovery", n)
+	}
+	waited := rec.of(events.Waited)
+	if len(waited) < 2 || waited[0].Reason != ReasonRate || waited[1].Reason != ReasonLatency {
+		t.Errorf("Waited events = %+v, want the start after the slow answer waiting for latency", waited)
+	}
+}

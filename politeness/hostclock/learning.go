@@ -1,9 +1,11 @@
 // What an outcome teaches the clock: 429, 503 and errors pause the origin (429 also lowers its
-// rate), successes recover it, and a spent error budget gives it up.
+// rate), successes recover it, a spent error budget gives it up, and every response's time
+// feeds the latency interval (latency.go).
 
 package hostclock
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +37,10 @@ func (l *Local) done(le *lease, o Outcome) {
 	if v.pause != nil {
 		le.caused = v.pause
 	}
+	if o.Status > 0 && o.Err == nil && s.gaveUp == nil {
+		le.paced = l.observe(s, now.Sub(cmp.Or(le.sentAt, le.grant.At)))
+	}
+	paced := le.paced
 	if s.gaveUp != nil {
 		notifyAll(s)
 	} else {
@@ -51,6 +57,15 @@ func (l *Local) done(le *lease, o Outcome) {
 			"until", v.pause.Until, "status", o.Status, "err", o.Err, "rate", rate)
 	case v.recovered:
 		log.Info("hostclock: origin rate recovering", "origin", s.key, "rate", rate)
+	}
+	switch {
+	case paced == nil:
+	case paced.Slowed:
+		log.Info("hostclock: origin slowed down by its response time", "origin", s.key, "response_time", paced.ResponseTime,
+			"interval", paced.Interval, "reason", ReasonLatency)
+	default:
+		log.Info("hostclock: origin back to its budget: its responses are fast again", "origin", s.key,
+			"response_time", paced.ResponseTime, "reason", ReasonLatency)
 	}
 }
 

@@ -30,6 +30,8 @@ import (
 //   - half an interval after the previous actual start, so a late start is not followed by one
 //     right behind it;
 //   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);
+//   - Config.LatencyFactor times the origin's smoothed response time after the previous actual
+//     start, capped like the floor: a server that slows down is asked less often;
 //   - the pause. The first start after a pause restarts the schedule from itself, so the next
 //     one comes a whole interval later even when the first was granted late.
 //
@@ -80,6 +82,9 @@ type state struct {
 	tat        time.Time                // GCRA: the theoretical time of the next start
 	recent     []time.Time              // ring of the latest actual starts (sent, else granted), by sequence
 	count      int64                    // starts granted so far: the sequence number of the next one
+	response   time.Duration            // smoothed response time (see observe); 0 before the first response
+	latency    time.Duration            // the spacing the response time asks for; 0 when none or off
+	slowed     bool                     // the latency interval is the strictest one (a Pace was reported)
 	pauseUntil time.Time
 	pauseWhy   string
 	leases     map[*lease]struct{}

@@ -268,7 +268,9 @@ type lease struct {
 	grant   Grant
 	expires time.Time
 	once    sync.Once
-	caused  *Pause // guarded by l.mu
+	caused  *Pause    // guarded by l.mu
+	paced   *Pace     // guarded by l.mu
+	sentAt  time.Time // the first Sent; guarded by l.mu
 }
 
 func (le *lease) Grant() Grant { return le.grant }
@@ -277,6 +279,9 @@ func (le *lease) Sent() {
 	now := le.l.cfg.Time.Now()
 	le.l.mu.Lock()
 	le.s.sent(le.seq, now)
+	if le.sentAt.IsZero() {
+		le.sentAt = now
+	}
 	le.l.mu.Unlock()
 }
 
@@ -289,4 +294,13 @@ func (le *lease) Caused() (Pause, bool) {
 		return Pause{}, false
 	}
 	return *le.caused, true
+}
+
+func (le *lease) Paced() (Pace, bool) {
+	le.l.mu.Lock()
+	defer le.l.mu.Unlock()
+	if le.paced == nil {
+		return Pace{}, false
+	}
+	return *le.paced, true
 }

@@ -1,5 +1,6 @@
 // When the next start to an origin may happen: the GCRA schedule, the window rule, the
-// Crawl-delay floor and the pause (interval arithmetic only; no waiting, no locking).
+// Crawl-delay floor, the response time's interval and the pause (interval arithmetic only; no
+// waiting, no locking).
 
 package hostclock
 
@@ -15,6 +16,11 @@ const maxWindow = 64
 // margin.
 func (s *state) rateInterval(margin float64) time.Duration {
 	return time.Duration(float64(time.Duration(float64(time.Second)/(s.rate*s.factor))) * (1 + margin))
+}
+
+// floorInterval returns the spacing the Crawl-delay floor asks for, with the margin.
+func (s *state) floorInterval(margin float64) time.Duration {
+	return time.Duration(float64(s.floor) * (1 + margin))
 }
 
 // earliest returns the first instant the next start may happen, ignoring concurrency, and the
@@ -36,7 +42,10 @@ func (s *state) earliest(margin float64) (time.Time, string) {
 			later(s.recent[s.count%int64(k)].Add(time.Duration(w)), ReasonRate)
 		}
 		if s.floor > 0 {
-			later(s.last.Add(time.Duration(float64(s.floor)*(1+margin))), ReasonCrawlDelay)
+			later(s.last.Add(s.floorInterval(margin)), ReasonCrawlDelay)
+		}
+		if s.latency > 0 {
+			later(s.last.Add(s.latency), ReasonLatency)
 		}
 	}
 	later(s.pauseUntil, s.pauseWhy)

@@ -25,6 +25,9 @@ type OriginStats struct {
 	Expired         int64         // leases reclaimed because Done never came
 	Rate            float64       // the current rate, after any 429 penalty
 	Floor           time.Duration // the Crawl-delay floor, 0 when none
+	ResponseTime    time.Duration // the smoothed response time, 0 before the first response
+	LatencyInterval time.Duration // the spacing the response time asks for (it governs when longer than the rate's and the floor's); 0 when off
+	Slowdowns       int64         // times the response time began to space the starts more widely than the budget
 	PausedUntil     time.Time     // zero when not paused
 	GiveUpReason    string
 }
@@ -38,6 +41,8 @@ func (l *Local) Stats() []OriginStats {
 		st := s.st
 		st.Rate = s.rate * s.factor
 		st.Floor = s.floor
+		st.ResponseTime = s.response
+		st.LatencyInterval = s.latency
 		if s.pauseUntil.After(now) {
 			st.PausedUntil = s.pauseUntil
 		}
