@@ -187,28 +187,19 @@ type hcSlowing struct {
 func hcSlowingDown(d time.Duration) hcSlowing {
 	var mu sync.Mutex
 	var r hcSlowing
-	pages := 0
-	s := newSite(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/robots.txt" {
+	s := hcCountingPages(func(w http.ResponseWriter, req *http.Request, n int) {
+		if n <= 5 {
 			hcAllowAll(w, req)
 			return
 		}
-		mu.Lock()
-		pages++
-		slow := pages > 5
-		mu.Unlock()
-		if slow {
-			time.Sleep(1500 * time.Millisecond) // the site's own slowness, not synchronisation
-		}
+		time.Sleep(1500 * time.Millisecond) // the site's own slowness, not synchronisation
 		hcAllowAll(w, req)
-		if f, ok := w.(http.Flusher); ok && slow {
-			f.Flush()
-			mu.Lock()
-			if r.firstSlowDone.IsZero() {
-				r.firstSlowDone = time.Now()
-			}
-			mu.Unlock()
+		w.(http.Flusher).Flush()
+		mu.Lock()
+		if r.firstSlowDone.IsZero() {
+			r.firstSlowDone = time.Now()
 		}
+		mu.Unlock()
 	})
 	defer s.Close()
 	p := isolatedPolicy()
@@ -529,19 +520,27 @@ type hcUnavailable struct {
 	err    error
 }
 
-func hcUnavailableWithoutRetryAfter() hcUnavailable {
+// hcCountingPages starts a site that allows everything in its robots.txt and hands every other
+// request to handle with its number, counting from 1.
+func hcCountingPages(handle func(w http.ResponseWriter, r *http.Request, n int)) *site {
 	var mu sync.Mutex
-	n := 0
-	s := newSite(func(w http.ResponseWriter, r *http.Request) {
+	pages := 0
+	return newSite(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			hcAllowAll(w, r)
 			return
 		}
 		mu.Lock()
-		n++
-		busy := n <= 2
+		pages++
+		n := pages
 		mu.Unlock()
-		if busy {
+		handle(w, r, n)
+	})
+}
+
+func hcUnavailableWithoutRetryAfter() hcUnavailable {
+	s := hcCountingPages(func(w http.ResponseWriter, r *http.Request, n int) {
+		if n <= 2 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}

@@ -356,11 +356,13 @@ func TestLayerRefusesANilClock(t *testing.T) {
 	Layer(nil, nil, LayerOptions{})
 }
 
-// The Paused event's wait is read from the clock's time, like the pause itself.
-func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
+// throttledSite returns a site that answers status with Retry-After: retryAfter, after one request
+// through a layer on a manual-time clock, with the layer's events and client.
+func throttledSite(t *testing.T, status int, retryAfter string) (*site, *manual, *recorder, *http.Client) {
+	t.Helper()
 	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		w.Header().Set("Retry-After", "120")
-		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Header().Set("Retry-After", retryAfter)
+		w.WriteHeader(status)
 	})
 	c, m := newTestLocal(t, Config{})
 	rec := &recorder{}
@@ -370,6 +372,12 @@ func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Body.Close()
+	return s, m, rec, client
+}
+
+// The Paused event's wait is read from the clock's time, like the pause itself.
+func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
+	_, m, rec, _ := throttledSite(t, http.StatusServiceUnavailable, "120")
 	p := rec.of(events.Paused)
 	if len(p) != 1 || p[0].Wait != 120*time.Second || !p[0].Until.Equal(m.Now().Add(120*time.Second)) {
 		t.Fatalf("Paused events = %+v, want one of exactly 120 s on the clock's time", p)
@@ -379,22 +387,11 @@ func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
 // A request whose deadline comes before the origin's earliest start never reaches the server: the
 // caller gets a *WaitTooLongError at once, and the sink a Refused event with reason "deadline".
 func TestLayerRefusesARequestWhoseDeadlineComesFirst(t *testing.T) {
-	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		w.Header().Set("Retry-After", "60")
-		w.WriteHeader(http.StatusTooManyRequests)
-	})
-	c, m := newTestLocal(t, Config{})
-	rec := &recorder{}
-	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
-	r, err := client.Get(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
+	s, m, rec, client := throttledSite(t, http.StatusTooManyRequests, "60")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/next", nil)
-	_, err = client.Do(req)
+	_, err := client.Do(req)
 	var tl *WaitTooLongError
 	if !errors.As(err, &tl) || tl.Reason != ReasonRetryAfter || !tl.Earliest.Equal(m.Now().Add(time.Minute)) {
 		t.Fatalf("GET with a 10 s deadline behind a 60 s Retry-After: %v, want a *WaitTooLongError", err)
