@@ -111,10 +111,11 @@ type Config struct {
 	// exceed the longest request (the door's Timeout covers reading the body).
 	LeaseTTL time.Duration
 	// LatencyFactor spaces the starts to an origin by at least this many times its smoothed
-	// response time (from Lease.Sent to Lease.Done), capped at MaxFloor, when that is longer than
-	// the rate's interval: a server that slows down is asked less often, and gets its budget back
-	// as it speeds up again — never more. 0 means DefaultLatencyFactor; a negative value turns
-	// it off.
+	// response time (from Lease.Sent to Lease.Done: through Layer, until the body is read or
+	// closed, so a caller that keeps a body open counts as a slow answer), capped at MaxFloor,
+	// when that is longer than the rate's interval: a server that slows down is asked less
+	// often, and gets its budget back as it speeds up again — never more. 0 means
+	// DefaultLatencyFactor; a negative value turns it off.
 	LatencyFactor float64
 	// Time is the clock read and waited on; nil means the system's.
 	Time Time

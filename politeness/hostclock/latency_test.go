@@ -136,3 +136,20 @@ func TestLatencyFactorRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A lease that expired timed a leaked body, not the server: its late Done does not slow the origin.
+func TestLatencyIgnoresAnExpiredLease(t *testing.T) {
+	l, m := newTestLocal(t, Config{LeaseTTL: time.Minute})
+	leaked := acquire(t, m, l, "a.example")
+	m.Advance(2 * time.Minute)
+	answered := acquire(t, m, l, "a.example") // reclaims the leaked lease's place
+	answered.Done(Outcome{Status: 200})
+	leaked.Done(Outcome{Status: 200}) // two minutes after its grant
+	st := l.Stats()[0]
+	if st.Expired != 1 || st.ResponseTime != 0 || st.LatencyInterval != 0 || st.Slowdowns != 0 {
+		t.Fatalf("stats %+v, want the expired lease's time ignored", st)
+	}
+	if next := acquire(t, m, l, "a.example"); next.Grant().At.Sub(answered.Grant().At) != spaced(3) {
+		t.Errorf("the next start came %v after the last, want the rate's %v", next.Grant().At.Sub(answered.Grant().At), spaced(3))
+	}
+}

@@ -29,7 +29,8 @@ func (l *Local) done(le *lease, o Outcome) {
 	now := l.cfg.Time.Now()
 	l.mu.Lock()
 	s := le.s
-	if _, held := s.leases[le]; held { // not held when it expired; its outcome still counts
+	_, held := s.leases[le] // not held when it expired; its outcome still counts
+	if held {
 		s.freed(now, l.cfg.Concurrency)
 		delete(s.leases, le)
 	}
@@ -37,7 +38,8 @@ func (l *Local) done(le *lease, o Outcome) {
 	if v.pause != nil {
 		le.caused = v.pause
 	}
-	if o.Status > 0 && o.Err == nil && s.gaveUp == nil {
+	// A lease that expired timed the caller's leaked body, not the server.
+	if o.Status > 0 && o.Err == nil && s.gaveUp == nil && held {
 		le.paced = l.observe(s, now.Sub(cmp.Or(le.sentAt, le.grant.At)))
 	}
 	paced := le.paced
