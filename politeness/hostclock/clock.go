@@ -110,11 +110,11 @@ type Clock interface {
 	Pause(key string, until time.Time, reason string)
 	// Earliest returns the earliest moment a request to key could be granted if it asked now:
 	// not before now, the interval since the previous start, the Crawl-delay floor, the
-	// interval the origin's response time asks for, or the end of a pause. It reserves nothing, and it ignores the concurrency cap and the requests
-	// already waiting: a crawl frontier that keeps at most Concurrency requests of an origin in
-	// progress itself asks it to hand a worker the next origin that may start, as Scrapy's slots
-	// do. An origin given up returns its *GiveUpError. It is cheap enough to ask for every
-	// origin each time a worker is free.
+	// interval the origin's response time asks for, or the end of a pause. It reserves nothing,
+	// and it ignores the concurrency cap and the requests already waiting: a crawl frontier
+	// that keeps at most Concurrency requests of an origin in progress itself asks it to hand a
+	// worker the next origin that may start, as Scrapy's slots do. An origin given up returns
+	// its *GiveUpError. It is cheap enough to ask for every origin each time a worker is free.
 	Earliest(key string) (time.Time, error)
 	// PausedUntil reports the pause in force for key (a zero Until when none is), and a
 	// *GiveUpError when the origin has been given up for this crawl.
@@ -150,9 +150,10 @@ func (e *GiveUpError) Error() string {
 
 // WaitTooLongError is returned at once by Acquire, which reserves nothing then, when the request's
 // context ends before the earliest start the clock knows of for its origin — after the schedule's
-// interval, the Crawl-delay floor, the response time's interval or a pause. The request could only have
-// waited and then failed; a caller with other work (another origin, a person waiting) gets the
-// answer now. errors.Is(err, context.DeadlineExceeded) holds, as it would have after the wait.
+// interval, the Crawl-delay floor, the response time's interval or a pause. The request could
+// only have waited and then failed; a caller with other work (another origin, a person waiting)
+// gets the answer now. errors.Is(err, context.DeadlineExceeded) holds, as it would have after
+// the wait.
 type WaitTooLongError struct {
 	Origin   string    // the budget key
 	Earliest time.Time // the earliest start the clock knows of, on the clock's time

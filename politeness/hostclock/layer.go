@@ -135,9 +135,9 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		if p, ok := lease.Paced(); ok {
 			e := ev
 			e.Type, e.Status, e.Reason, e.Wait = events.Notice, out.Status, ReasonLatency, p.Interval
-			e.Detail = fmt.Sprintf("responses take %s on average: starts at least %s apart", roughly(p.ResponseTime), roughly(p.Interval))
+			e.Detail = fmt.Sprintf("responses take about %s: starts at least %s apart", roughly(p.ResponseTime), roughly(p.Interval))
 			if !p.Slowed {
-				e.Detail = fmt.Sprintf("responses take %s on average again: starts as the budget allows", roughly(p.ResponseTime))
+				e.Detail = fmt.Sprintf("responses take about %s again: starts as the budget allows", roughly(p.ResponseTime))
 			}
 			t.o.Sink.Emit(e)
 		}

@@ -25,6 +25,7 @@ const (
 	recoverStep = 1.25
 )
 
+// done hands le's place back and applies o; see [Lease].Done. It takes l.mu.
 func (l *Local) done(le *lease, o Outcome) {
 	now := l.cfg.Time.Now()
 	l.mu.Lock()
