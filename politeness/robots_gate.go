@@ -23,7 +23,6 @@ import (
 // so that the gate lets it through instead of deciding robots.txt for robots.txt.
 func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
 	token := d.policy.token()
-	floors := floorBookFor(d.clock)
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		k := kind.FromContext(req.Context())
 		budget, _ := origin.BudgetKey(req.URL)
@@ -43,7 +42,7 @@ func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
 		}
 		delay, _ := entry.CrawlDelay(token)
 		robotsKey, _ := origin.RobotsKey(req.URL)
-		floors.record(d.clock, budget, robotsKey+" "+token, delay)
+		d.clock.SetFloor(budget, robotsKey+" "+token, delay)
 		dec := entry.Decide(token, req.URL)
 		if !dec.Allowed {
 			derr := &robots.DisallowedError{URL: req.URL.String(), Token: token, Decision: dec}

@@ -18,8 +18,8 @@ type Type string
 const (
 	// Admitted: a request passed the robots gate and is on its way down the stack.
 	Admitted Type = "admitted"
-	// Waited: a request waited for its turn; Reason says why (rate, crawl-delay, retry-after,
-	// backoff, concurrency, robots) and Wait for how long.
+	// Waited: a request waited for its turn; Reason says why (rate, crawl-delay, latency,
+	// retry-after, backoff, concurrency, robots) and Wait for how long.
 	Waited Type = "waited"
 	// Refused: a request was not sent; Reason says why ("robots", "budget", "error", …) and Detail
 	// gives the deciding rule or error text.
@@ -33,7 +33,8 @@ const (
 	// Retried: the backoff layer re-sent a request after a 429/503 or a transient error.
 	Retried Type = "retried"
 	// Notice: something an operator should know that is not about one request (a weakened
-	// collector, a truncated body, a cookie refused).
+	// collector, a truncated body, a cookie refused, an origin slowed by its response time:
+	// reason "latency").
 	Notice Type = "notice"
 )
 

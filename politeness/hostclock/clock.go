@@ -1,27 +1,33 @@
+// The contract every clock keeps (Clock, Lease) and the values it hands its callers.
+
 // Package hostclock decides when a request may start: per origin, at most a few starts per
 // second, evenly spaced, a small number in flight, no sooner than robots.txt's Crawl-delay allows,
-// and not at all while the origin is paused after a 429, a 503 or a run of errors.
+// less often while the origin answers slowly, and not at all while it is paused after a 429, a
+// 503 or a run of errors.
 //
 // "Origin" here is a budget key as [origin.BudgetKey] returns it: host plus port, the default ports
 // folded, so http and https of one host share one budget — they are one server to the operator who
 // pays for it.
 //
 // The schedule is GCRA with a burst of one: the next start to an origin is due one interval
-// after the previous one was due, where the interval is the stricter of 1/rate and the
-// Crawl-delay floor, lengthened by a small margin ([DefaultMargin]). There is no initial burst
+// after the previous one was due, where the interval is 1/rate lengthened by a small margin
+// ([DefaultMargin]); the Crawl-delay floor and the response time's interval
+// ([Config.LatencyFactor]) are minimum gaps after the previous start. There is no initial burst
 // (unlike a token bucket of size 3), and a start that a busy machine granted late does not push
 // back every later one. On top of it a window rule, counted from when requests actually reached
 // the server as far as the client can tell, keeps any one second from holding more than rate
 // starts in the server's own log, however the schedule catches up; see [Local].
 //
 // Most callers want [Layer] on top of a [Clock] — usually [Shared], the process-wide clock — and
-// never call Acquire themselves. [Local] is the in-process implementation; a Redis implementation
+// never call Acquire themselves; a crawl frontier asks [Clock.Earliest] which origin may start
+// next. [Local] is the in-process implementation; a Redis implementation
 // of the same [Clock] interface lets several processes share one budget.
 package hostclock
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -56,19 +62,24 @@ type Pause struct {
 type Lease interface {
 	// Done frees the slot and teaches the clock the outcome: a 429 pauses the origin and lowers its
 	// rate, a 503 pauses it, other 5xx and errors pause it more mildly, a success counts toward
-	// recovery, and a Retry-After on a 3xx or 5xx is honoured.
+	// recovery, and a Retry-After on a 3xx or 5xx is honoured. Every response (any status, 304
+	// included; not an error) also tells the clock the origin's response time, from Sent (else the
+	// grant) to Done.
 	Done(Outcome)
 	// Sent reports that the request has just reached the server, as far as the client can tell
-	// (Layer calls it when the request was written on a warm connection, or when the first
-	// response byte came on a new one). The clock counts the origin's window from the latest
-	// report, so a request that took long to arrive does not let the next ones crowd it in the
-	// server's log. Optional: without it the grant counts.
+	// (Layer calls it when the request was written, and on a new connection again when the first
+	// response byte came). The clock counts the origin's window from the latest report, so a
+	// request that took long to arrive does not let the next ones crowd it in the server's log,
+	// and the response time from the first. Optional: without it the grant counts for both.
 	Sent()
 	// Grant reports when the slot was granted and how long the caller waited for it.
 	Grant() Grant
 	// Caused returns the pause that Done started for the origin, if it started one.
 	// It is meaningful after Done returned.
 	Caused() (Pause, bool)
+	// Paced returns the change in the origin's spacing that this response's time made, if it
+	// made one (see [Pace]). It is meaningful after Done returned.
+	Paced() (Pace, bool)
 }
 
 // Clock is the per-origin start schedule every request of the process (or, with a shared store,
@@ -81,15 +92,30 @@ type Lease interface {
 type Clock interface {
 	// Acquire waits until a request to key may start — the origin's interval since the previous
 	// start has passed, a concurrency place is free and no pause holds — and returns the lease for
-	// it. It returns ctx's error if ctx ends first, and a *GiveUpError once the origin has been
-	// given up. k is the request's kind: robots.txt requests go ahead of pages in the queue.
+	// it. It returns ctx's error if ctx ends first, a *WaitTooLongError at once when ctx's
+	// deadline comes before the earliest start the clock knows of, and a *GiveUpError once the
+	// origin has been given up. k is the request's kind: robots.txt requests go ahead of pages in
+	// the queue.
 	Acquire(ctx context.Context, key string, k kind.Kind) (Lease, error)
-	// SetFloor sets a minimum interval between starts to key (robots.txt Crawl-delay). A value
-	// ≤ 0 removes it; a value above the implementation's maximum is capped there and reported.
-	SetFloor(key string, interval time.Duration)
+	// SetFloor records that source asks for at least interval between starts to key: the
+	// Crawl-delay of one robots.txt for one product token, source naming both (e.g.
+	// "https://h.example:443 ExampleBot"). Several sources share a key — http and https of a host
+	// have a robots.txt each, and doors with different tokens read different groups — so the
+	// clock keeps each source's delay and applies the largest. An interval ≤ 0 withdraws source's
+	// delay (the site dropped its Crawl-delay); a floor above the implementation's maximum is
+	// capped there and reported.
+	SetFloor(key, source string, interval time.Duration)
 	// Pause keeps every request to key from starting before until. An earlier pause is only ever
 	// lengthened, never shortened.
 	Pause(key string, until time.Time, reason string)
+	// Earliest returns the earliest moment a request to key could be granted if it asked now:
+	// not before now, the interval since the previous start, the Crawl-delay floor, the
+	// interval the origin's response time asks for, or the end of a pause. It reserves nothing,
+	// and it ignores the concurrency cap and the requests already waiting: a crawl frontier
+	// that keeps at most Concurrency requests of an origin in progress itself asks it to hand a
+	// worker the next origin that may start, as Scrapy's slots do. An origin given up returns
+	// its *GiveUpError. It is cheap enough to ask for every origin each time a worker is free.
+	Earliest(key string) (time.Time, error)
 	// PausedUntil reports the pause in force for key (a zero Until when none is), and a
 	// *GiveUpError when the origin has been given up for this crawl.
 	PausedUntil(key string) (until time.Time, reason string, err error)
@@ -104,6 +130,7 @@ const (
 	ReasonRetryAfter  = "retry-after" // the server's Retry-After
 	ReasonBackoff     = "backoff"     // exponential backoff after 429, 5xx or errors
 	ReasonConcurrency = "concurrency" // the origin's in-flight cap
+	ReasonLatency     = "latency"     // the origin's response time, slower than its budget (Config.LatencyFactor)
 	ReasonGiveUp      = "give-up"     // the origin was given up for this crawl
 )
 
@@ -121,24 +148,36 @@ func (e *GiveUpError) Error() string {
 		e.Origin, e.At.UTC().Format(time.RFC3339), e.Reason)
 }
 
-// OriginStats counts what the clock did for one origin.
-type OriginStats struct {
-	Origin          string
-	Requests        int64         // slots granted
-	Waits           int64         // grants that had to wait
-	Waited          time.Duration // total time spent waiting
-	TooManyRequests int64         // 429 responses
-	Unavailable     int64         // 503 responses
-	ServerErrors    int64         // other 5xx responses
-	TransportErrors int64         // timeouts and connection errors
-	Pauses          int64         // pauses started or lengthened (Retry-After, backoff, Clock.Pause)
-	GiveUps         int64         // 1 once the origin has been given up
-	Refused         int64         // Acquire calls refused after the give-up
-	Expired         int64         // leases reclaimed because Done never came
-	Rate            float64       // the current rate, after any 429 penalty
-	Floor           time.Duration // the Crawl-delay floor, 0 when none
-	PausedUntil     time.Time     // zero when not paused
-	GiveUpReason    string
+// WaitTooLongError is returned at once by Acquire, which reserves nothing then, when the request's
+// context ends before the earliest start the clock knows of for its origin — after the schedule's
+// interval, the Crawl-delay floor, the response time's interval or a pause. The request could
+// only have waited and then failed; a caller with other work (another origin, a person waiting)
+// gets the answer now. errors.Is(err, context.DeadlineExceeded) holds, as it would have after
+// the wait.
+type WaitTooLongError struct {
+	Origin   string    // the budget key
+	Earliest time.Time // the earliest start the clock knows of, on the clock's time
+	Reason   string    // the rule that sets it: one of the Reason constants, or the reason of a Clock.Pause
+	Deadline time.Time // the request context's deadline
+
+	wait, left time.Duration // from the refusal to Earliest and to Deadline
+}
+
+func (e *WaitTooLongError) Error() string {
+	return fmt.Sprintf("hostclock: origin %s cannot start before %s (%s, %s from now); the request's deadline is %s away: "+
+		"send it later, or give it a later deadline", e.Origin, e.Earliest.Format(time.TimeOnly), e.Reason, roughly(e.wait), roughly(e.left))
+}
+
+// Is reports that the error is a deadline error: the request's deadline is what refuses it.
+func (e *WaitTooLongError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// roughly formats d for a person: whole tenths of seconds from one second on ("60s", "2.5s"),
+// milliseconds below.
+func roughly(d time.Duration) string {
+	if d < time.Second && d > -time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return strconv.FormatFloat(d.Round(100*time.Millisecond).Seconds(), 'f', -1, 64) + "s"
 }
 
 var shared = sync.OnceValue(func() *Local { return newLocal(defaults(Config{})) })

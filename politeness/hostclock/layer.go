@@ -1,3 +1,5 @@
+// How an HTTP request passes the clock: acquire a slot, send, hand the slot back with the outcome.
+
 package hostclock
 
 import (
@@ -22,10 +24,14 @@ type LayerOptions struct {
 	// Timeout bounds each request, counted from the moment its slot is granted, so that waiting
 	// for the origin's turn never times a request out. It covers reading the body. 0: no timeout.
 	Timeout time.Duration
-	// Sink receives a Waited event for every request that waited, a Paused event for every pause
-	// an outcome started, and a Refused event (reason "budget") for a request to a given-up origin.
+	// Sink receives a Waited event for every request that waited; a Paused event for every pause
+	// an outcome started; a Notice (reason "latency", Wait the interval) when an origin's
+	// response time starts or stops spacing its starts; and a Refused event for a request to a
+	// given-up origin (reason "budget") or one whose deadline comes before its earliest start
+	// (reason "deadline", Until the earliest start).
 	Sink events.Sink
-	// Now stamps Retry-After dates; nil means time.Now. Tests set it with the clock's Time.
+	// Now reads the time for Retry-After dates and the events' waits; nil means the clock's own
+	// time when the clock is a *Local (Config.Time), time.Now otherwise.
 	Now func() time.Time
 }
 
@@ -47,19 +53,27 @@ func WithTimeout(ctx context.Context, d time.Duration) context.Context {
 //
 // The outcome carries the response's Retry-After, parsed with backoff.ParseRetryAfter, so the clock
 // owns every pause: the backoff layer above only decides whether to re-send. A nil next means
-// http.DefaultTransport; a nil c means [Shared].
+// http.DefaultTransport.
+//
+// Layer panics when c is nil, at construction, before any request: a layer without a clock would
+// enforce no budget at all, and quietly choosing one would hide a wiring mistake — two layers
+// meant to share a clock could end up on different budgets. Pass [Shared]() for the process-wide
+// clock.
 func Layer(next http.RoundTripper, c Clock, o LayerOptions) http.RoundTripper {
+	if c == nil {
+		panic("hostclock.Layer: nil Clock; pass hostclock.Shared() for the process-wide budget, or a clock of your own")
+	}
 	if next == nil {
 		next = http.DefaultTransport
-	}
-	if c == nil {
-		c = Shared()
 	}
 	if o.Sink == nil {
 		o.Sink = events.Discard
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+		if l, ok := c.(*Local); ok {
+			o.Now = l.cfg.Time.Now
+		}
 	}
 	return &layer{next: next, clock: c, o: o}
 }
@@ -82,8 +96,13 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		closeBody(req)
 		var gu *GiveUpError
-		if errors.As(err, &gu) {
+		var tl *WaitTooLongError
+		switch {
+		case errors.As(err, &gu):
 			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "budget", gu.Reason, err
+			t.o.Sink.Emit(ev)
+		case errors.As(err, &tl):
+			ev.Type, ev.Reason, ev.Detail, ev.Err, ev.Until = events.Refused, "deadline", err.Error(), err, tl.Earliest
 			t.o.Sink.Emit(ev)
 		}
 		return nil, err
@@ -109,7 +128,16 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 			e := ev
 			e.Type, e.Status, e.Reason, e.Until, e.Err = events.Paused, out.Status, p.Reason, p.Until, out.Err
 			if !p.Until.IsZero() {
-				e.Wait = time.Until(p.Until)
+				e.Wait = p.Until.Sub(t.o.Now())
+			}
+			t.o.Sink.Emit(e)
+		}
+		if p, ok := lease.Paced(); ok {
+			e := ev
+			e.Type, e.Status, e.Reason, e.Wait = events.Notice, out.Status, ReasonLatency, p.Interval
+			e.Detail = fmt.Sprintf("responses take about %s: starts at least %s apart", roughly(p.ResponseTime), roughly(p.Interval))
+			if !p.Slowed {
+				e.Detail = fmt.Sprintf("responses take about %s again: starts as the budget allows", roughly(p.ResponseTime))
 			}
 			t.o.Sink.Emit(e)
 		}
@@ -168,20 +196,17 @@ func (b *leasedBody) Close() error {
 }
 
 // sentTrace tells the lease when the request reached the server, as closely as the client can
-// know it, so the clock counts the origin's window from then. On a connection that served a
-// request before, that is when the request was written. On a new one the server's log may see
-// the request much later — the server accepts connections on its own schedule — so it is when
-// the first byte of the response arrived, by which time the server certainly logged it. Keep-alive
-// makes the second case rare.
+// know it, so the clock counts the origin's window from then, and its response time. On a
+// connection that served a request before, that is when the request was written. On a new one the
+// server's log may see the request much later — the server accepts connections on its own
+// schedule — so the lease hears again when the first byte of the response arrived, by which time
+// the server certainly logged it: the window counts from that latest report, the response time
+// from the write. Keep-alive makes the second case rare.
 func sentTrace(lease Lease) *httptrace.ClientTrace {
 	var fresh atomic.Bool
 	return &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { fresh.Store(!info.Reused) },
-		WroteRequest: func(httptrace.WroteRequestInfo) {
-			if !fresh.Load() {
-				lease.Sent()
-			}
-		},
+		GotConn:      func(info httptrace.GotConnInfo) { fresh.Store(!info.Reused) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { lease.Sent() },
 		GotFirstResponseByte: func() {
 			if fresh.Load() {
 				lease.Sent()

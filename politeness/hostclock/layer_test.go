@@ -3,6 +3,7 @@ package hostclock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -83,10 +84,7 @@ func TestLayerHoldsTheSlotUntilTheBodyIsDone(t *testing.T) {
 	for _, f := range finishes {
 		t.Run(f.name, func(t *testing.T) {
 			s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) { io.WriteString(w, strings.Repeat("x", 1000)) })
-			c, err := NewLocal(Config{Authorized: map[string]float64{s.key: 1000}, Concurrency: 1, Logger: quiet()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, m := newTestLocal(t, Config{Authorized: map[string]float64{s.key: 1000}, Concurrency: 1})
 			client := &http.Client{Transport: Layer(nil, c, LayerOptions{})}
 			first, err := client.Get(s.URL)
 			if err != nil {
@@ -100,12 +98,16 @@ func TestLayerHoldsTheSlotUntilTheBodyIsDone(t *testing.T) {
 				}
 				second <- err
 			}()
-			time.Sleep(200 * time.Millisecond) // ample time for the second request to arrive, were it let through
+			// The second request waits in the clock for the place (its timer is the first lease's
+			// expiry); had the layer let it through, it would never wait on a timer.
+			if d := blocked(t, m); d != DefaultLeaseTTL {
+				t.Fatalf("the second request waits %v, want the first lease's expiry", d)
+			}
 			if n := len(s.arrivals()); n != 1 {
 				t.Fatalf("%d requests arrived while the only slot was held by an open body", n)
 			}
 			f.finish(first)
-			if err := <-second; err != nil {
+			if err := await(t, m, second); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(s.arrivals()); n != 2 {
@@ -340,5 +342,102 @@ func TestLayerFreesTheSlotOfAnAnswerWithoutBody(t *testing.T) {
 		if err != nil {
 			t.Fatalf("HEAD %d: %v; the previous HEAD kept the only place", i, err)
 		}
+	}
+}
+
+// A layer without a clock is a wiring mistake, refused when the layer is built rather than
+// papered over with some global budget.
+func TestLayerRefusesANilClock(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "hostclock.Shared()") {
+			t.Fatalf("Layer(nil clock) recovered %v, want a panic that names hostclock.Shared()", r)
+		}
+	}()
+	Layer(nil, nil, LayerOptions{})
+}
+
+// throttledSite returns a site that answers status with Retry-After: retryAfter, after one request
+// through a layer on a manual-time clock, with the layer's events and client.
+func throttledSite(t *testing.T, status int, retryAfter string) (*site, *manual, *recorder, *http.Client) {
+	t.Helper()
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		w.Header().Set("Retry-After", retryAfter)
+		w.WriteHeader(status)
+	})
+	c, m := newTestLocal(t, Config{})
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	r, err := client.Get(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	return s, m, rec, client
+}
+
+// The Paused event's wait is read from the clock's time, like the pause itself.
+func TestLayerPausedEventUsesTheClocksTime(t *testing.T) {
+	_, m, rec, _ := throttledSite(t, http.StatusServiceUnavailable, "120")
+	p := rec.of(events.Paused)
+	if len(p) != 1 || p[0].Wait != 120*time.Second || !p[0].Until.Equal(m.Now().Add(120*time.Second)) {
+		t.Fatalf("Paused events = %+v, want one of exactly 120 s on the clock's time", p)
+	}
+}
+
+// A request whose deadline comes before the origin's earliest start never reaches the server: the
+// caller gets a *WaitTooLongError at once, and the sink a Refused event with reason "deadline".
+func TestLayerRefusesARequestWhoseDeadlineComesFirst(t *testing.T) {
+	s, m, rec, client := throttledSite(t, http.StatusTooManyRequests, "60")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/next", nil)
+	_, err := client.Do(req)
+	var tl *WaitTooLongError
+	if !errors.As(err, &tl) || tl.Reason != ReasonRetryAfter || !tl.Earliest.Equal(m.Now().Add(time.Minute)) {
+		t.Fatalf("GET with a 10 s deadline behind a 60 s Retry-After: %v, want a *WaitTooLongError", err)
+	}
+	if n := len(s.arrivals()); n != 1 {
+		t.Errorf("%d requests reached the server, want only the first", n)
+	}
+	ref := rec.of(events.Refused)
+	if len(ref) != 1 || ref[0].Reason != "deadline" || !strings.Contains(ref[0].URL, "/next") || !ref[0].Until.Equal(tl.Earliest) {
+		t.Errorf("Refused events = %+v, want one for /next with reason deadline", ref)
+	}
+}
+
+// The layer reports an origin slowed by its response time, and its recovery, as Notice events
+// with reason "latency". The site's answers take simulated time: the handler moves the clock.
+func TestLayerReportsTheLatencySlowdown(t *testing.T) {
+	c, m := newTestLocal(t, Config{})
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 2 {
+			m.Advance(slow)
+		}
+		io.WriteString(w, "ok")
+	})
+	rec := &recorder{}
+	client := &http.Client{Transport: Layer(nil, c, LayerOptions{Sink: rec})}
+	for range 8 {
+		ch := make(chan error, 1)
+		go func() {
+			r, err := client.Get(s.URL)
+			if err == nil {
+				_, err = io.ReadAll(r.Body)
+				r.Body.Close()
+			}
+			ch <- err
+		}()
+		if err := await(t, m, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := rec.of(events.Notice)
+	if len(n) != 2 || n[0].Reason != ReasonLatency || n[0].Wait != latencyGap(2, slow) || !strings.Contains(n[0].Detail, "1.5s") ||
+		n[1].Reason != ReasonLatency || !strings.Contains(n[1].Detail, "again") {
+		t.Fatalf("Notice events = %+v, want the slowdown (1.5s answers) and the recovery", n)
+	}
+	waited := rec.of(events.Waited)
+	if len(waited) < 2 || waited[0].Reason != ReasonRate || waited[1].Reason != ReasonLatency {
+		t.Errorf("Waited events = %+v, want the start after the slow answer waiting for latency", waited)
 	}
 }

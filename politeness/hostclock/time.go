@@ -1,9 +1,11 @@
+// Which time the clock reads and waits on.
+
 package hostclock
 
 import "time"
 
-// Time is the clock the schedule reads and waits on. [System] is the real one; tests inject a
-// manual clock so that the policy's arithmetic is checked exactly, without sleeping.
+// Time is the clock the schedule reads and waits on: the system's by default (Config.Time nil);
+// tests inject a manual clock so that the policy's arithmetic is checked exactly, without sleeping.
 type Time interface {
 	Now() time.Time
 	// NewTimer returns a timer that fires once, d from now (at once when d ≤ 0).
@@ -16,9 +18,7 @@ type Timer interface {
 	Stop() bool
 }
 
-// System is the real time.
-var System Time = systemTime{}
-
+// systemTime is the real time.
 type systemTime struct{}
 
 func (systemTime) Now() time.Time { return time.Now() }
