@@ -79,7 +79,7 @@ type Options struct {
 	Concurrency int
 	// MaxQueued is the number of URLs one origin's queue holds; 0 means DefaultMaxQueued.
 	MaxQueued int
-	// Time is the clock read and waited on; nil means hostclock.System. Tests inject a manual one.
+	// Time is the clock read and waited on; nil means hostclock.SystemTime(). Tests inject a manual one.
 	Time hostclock.Time
 	// Logger receives the first drop of each origin and each give-up (Warn); nil means slog.Default().
 	Logger *slog.Logger
@@ -148,7 +148,7 @@ func New(opts Options) (*Frontier, error) {
 		f.store = NewMemory()
 	}
 	if f.tm == nil {
-		f.tm = hostclock.System
+		f.tm = hostclock.SystemTime()
 	}
 	if f.log == nil {
 		f.log = slog.Default()

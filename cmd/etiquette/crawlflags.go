@@ -127,7 +127,7 @@ func (o *crawlOptions) clock() (*hostclock.Local, error) {
 	clock, err := hostclock.NewLocal(cfg)
 	switch {
 	case err != nil && len(o.authorized) == 0:
-		return nil, usagef("--rate %g is above %g requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, hostclock.DefaultRate)
+		return nil, usagef("--rate %g is above %d requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, hostclock.DefaultRate)
 	case err != nil:
 		return nil, usagef("--authorized-rate: %v", err)
 	}

@@ -29,3 +29,7 @@ type systemTimer struct{ t *time.Timer }
 
 func (t systemTimer) C() <-chan time.Time { return t.t.C }
 func (t systemTimer) Stop() bool          { return t.t.Stop() }
+
+// SystemTime returns the real time, for other packages that take a [Time] (the crawl frontier)
+// and default to it.
+func SystemTime() Time { return systemTime{} }
