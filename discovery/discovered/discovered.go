@@ -210,7 +210,7 @@ func (f *Filter) clean(ref string) (*url.URL, string, error) {
 	}
 	u.User = nil
 	u.Fragment, u.RawFragment = "", ""
-	u.Host = strings.ToLower(u.Host)
+	u.Host = strings.ToLower(strings.TrimSuffix(u.Host, ":")) // an empty port is the default one
 	s := u.String()
 	if len(s) > MaxLen {
 		return nil, "", ErrTooLong
