@@ -4,7 +4,7 @@
 // A URL found in a file is kept when, once trimmed and resolved against the file's URL, it
 //   - is http or https with a host,
 //   - is at most [MaxLen] bytes long,
-//   - lies inside the caller's [Scope] (an origin, or an origin and a directory).
+//   - lies inside the locations the caller allows (origins, or an origin and a directory).
 //
 // A kept URL has its host lower-cased and loses its fragment (a fragment is never sent to a server) and its userinfo (a
 // discovered URL must never carry credentials into the frontier, the logs or a request). Every
@@ -51,45 +51,39 @@ var (
 	ErrTooLong = fmt.Errorf("longer than %d bytes", MaxLen)
 )
 
-// Scope is where discovered URLs may point: one or more origins (scheme, host and port, as
-// RFC 9309 scopes robots.txt), each optionally narrowed to a directory. The zero Scope contains
-// nothing.
-type Scope struct {
-	areas []area
-}
+// scope is where discovered URLs may point: one or more areas, each an origin (scheme, host and
+// port, as RFC 9309 scopes robots.txt), optionally narrowed to a directory.
+type scope []area
 
 type area struct {
 	origin string // origin.RobotsKey form
 	dir    string // escaped path prefix ending in "/"; "/" for the whole origin
 }
 
-// NewScope returns the scope covering each allowed location. A location is an origin
-// ("https://example.org"), which allows the whole origin, or a URL whose path ends in "/"
-// ("https://example.org/shop/"), which allows that directory and below (sitemaps.org: a sitemap
-// not named in robots.txt vouches only for its own directory). A path not ending in "/" is cut
-// back to its directory.
-func NewScope(allowed ...string) (Scope, error) {
-	var s Scope
+// newScope returns the scope covering each allowed location (see NewFilter).
+func newScope(allowed []string) (scope, error) {
+	var s scope
 	for _, a := range allowed {
 		u, err := url.Parse(strings.TrimSpace(a))
 		if err != nil {
-			return Scope{}, fmt.Errorf("discovered: scope %q: %w", a, err)
+			return nil, fmt.Errorf("discovered: allowed location %q: %w", a, err)
 		}
 		key, err := origin.RobotsKey(u)
 		if err != nil {
-			return Scope{}, fmt.Errorf("discovered: scope %q: %w", a, err)
+			return nil, fmt.Errorf("discovered: allowed location %q: %w", a, err)
 		}
 		dir := u.EscapedPath()
 		dir = dir[:strings.LastIndexByte(dir, '/')+1]
 		if dir == "" {
 			dir = "/"
 		}
-		s.areas = append(s.areas, area{origin: key, dir: dir})
+		s = append(s, area{origin: key, dir: dir})
 	}
 	return s, nil
 }
 
-// OriginOf returns the origin of rawURL as a location for [NewScope] ("https://example.org").
+// OriginOf returns the origin of rawURL ("https://example.org"), as an allowed location for
+// NewFilter.
 func OriginOf(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -98,17 +92,9 @@ func OriginOf(rawURL string) (string, error) {
 	return origin.RobotsKey(u)
 }
 
-// Contains reports whether u lies inside s. u must be absolute.
-func (s Scope) Contains(u *url.URL) bool {
-	key, err := origin.RobotsKey(u)
-	if err != nil {
-		return false
-	}
-	return s.containsKey(key, u)
-}
-
-func (s Scope) containsKey(key string, u *url.URL) bool {
-	for _, a := range s.areas {
+// contains reports whether u, whose origin key is key, lies inside s.
+func (s scope) contains(key string, u *url.URL) bool {
+	for _, a := range s {
 		if a.origin != key {
 			continue
 		}
@@ -130,7 +116,7 @@ func (s Scope) containsKey(key string, u *url.URL) bool {
 // file with [NewFilter]; it is not safe for concurrent use.
 type Filter struct {
 	base  *url.URL
-	scope Scope
+	scope scope
 	// Dropped counts what Keep refused so far.
 	Dropped Dropped
 
@@ -139,21 +125,40 @@ type Filter struct {
 	lastScheme, lastHost, lastKey string
 }
 
-// NewFilter returns a filter for the URLs of the file at fileURL (which relative references are
-// resolved against), keeping those inside scope.
-func NewFilter(fileURL string, scope Scope) (*Filter, error) {
+// NewFilter returns a filter for the URLs found in the file at fileURL (which relative references
+// resolve against), keeping those inside the allowed locations. A location is an origin
+// ("https://example.org"), which allows the whole origin, or a URL whose path ends in "/"
+// ("https://example.org/shop/"), which allows that directory and below (sitemaps.org: a sitemap
+// not named in robots.txt vouches only for its own directory); a path not ending in "/" is cut
+// back to its directory. Empty locations are ignored; with none, the file's own origin is
+// allowed.
+func NewFilter(fileURL string, allowed ...string) (*Filter, error) {
 	base, err := url.Parse(fileURL)
 	if err != nil {
 		return nil, fmt.Errorf("discovered: file URL %q: %w", fileURL, err)
 	}
-	if _, err := origin.RobotsKey(base); err != nil {
+	own, err := origin.RobotsKey(base)
+	if err != nil {
 		return nil, fmt.Errorf("discovered: file URL %q: %w", fileURL, err)
 	}
-	return &Filter{base: base, scope: scope}, nil
+	var locations []string
+	for _, a := range allowed {
+		if strings.TrimSpace(a) != "" {
+			locations = append(locations, a)
+		}
+	}
+	if len(locations) == 0 {
+		locations = []string{own}
+	}
+	s, err := newScope(locations)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{base: base, scope: s}, nil
 }
 
 // Keep returns ref in its kept form and true, or "" and false after counting why it was dropped.
-// Most callers want Keep; Clean is for a caller that keeps its own scope.
+// Most callers want Keep; Clean is for a caller that decides the scope itself.
 func (f *Filter) Keep(ref string) (string, bool) {
 	u, s, err := f.clean(ref)
 	switch {
@@ -172,7 +177,7 @@ func (f *Filter) Keep(ref string) (string, bool) {
 		}
 		f.lastScheme, f.lastHost, f.lastKey = u.Scheme, u.Host, key
 	}
-	if !f.scope.containsKey(f.lastKey, u) {
+	if !f.scope.contains(f.lastKey, u) {
 		f.Dropped.OffScope++
 		return "", false
 	}

@@ -37,6 +37,7 @@ func TestFilterKeep(t *testing.T) {
 		{"directory scope, inside", []string{"https://example.org/shop/"}, "https://example.org/shop/item", "https://example.org/shop/item", Dropped{}},
 		{"directory scope, outside", []string{"https://example.org/shop/"}, "https://example.org/shopping", "", Dropped{OffScope: 1}},
 		{"a file URL scopes to its directory", []string{"https://example.org/shop/sitemap.xml"}, "https://example.org/about", "", Dropped{OffScope: 1}},
+		{"empty locations are ignored", []string{"", " "}, "https://example.org/a", "https://example.org/a", Dropped{}},
 		{"two areas", []string{"https://example.org", "https://cdn.example"}, "https://cdn.example/s.xml", "https://cdn.example/s.xml", Dropped{}},
 	}
 	for _, c := range cases {
@@ -45,11 +46,7 @@ func TestFilterKeep(t *testing.T) {
 			if allowed == nil {
 				allowed = []string{"https://example.org"}
 			}
-			scope, err := NewScope(allowed...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := NewFilter("https://example.org/dir/file.xml", scope)
+			f, err := NewFilter("https://example.org/dir/file.xml", allowed...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +62,7 @@ func TestFilterKeep(t *testing.T) {
 }
 
 func TestCleanErrors(t *testing.T) {
-	f, err := NewFilter("https://example.org/", Scope{})
+	f, err := NewFilter("https://example.org/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +72,19 @@ func TestCleanErrors(t *testing.T) {
 	if _, err := f.Clean("/" + strings.Repeat("a", MaxLen)); !errors.Is(err, ErrTooLong) {
 		t.Errorf("Clean(long) = %v, want ErrTooLong", err)
 	}
-	if _, ok := f.Keep("https://example.org/a"); ok {
-		t.Error("the zero Scope kept a URL")
+	if _, ok := f.Keep("https://other.example/a"); ok {
+		t.Error("with no allowed location, a filter kept a URL off the file's origin")
+	}
+	if _, ok := f.Keep("https://example.org/a"); !ok {
+		t.Error("with no allowed location, a filter dropped a URL on the file's origin")
 	}
 }
 
-func TestNewScopeAndFilterRefuseNonHTTP(t *testing.T) {
-	if _, err := NewScope("ftp://example.org"); err == nil {
-		t.Error("NewScope accepted ftp")
+func TestNewFilterRefusesNonHTTP(t *testing.T) {
+	if _, err := NewFilter("https://example.org/", "ftp://example.org"); err == nil {
+		t.Error("NewFilter accepted an ftp location")
 	}
-	if _, err := NewFilter("file:///etc/passwd", Scope{}); err == nil {
+	if _, err := NewFilter("file:///etc/passwd"); err == nil {
 		t.Error("NewFilter accepted a file URL")
 	}
 }

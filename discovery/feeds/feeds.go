@@ -37,7 +37,7 @@ var (
 // Options are the limits and the scope of one feed. The zero value keeps the links of the feed's
 // own origin, with the default limits.
 type Options struct {
-	// Allowed is where entry links may point (see discovered.NewScope). Pass the origin of the
+	// Allowed is where entry links may point (see discovered.NewFilter). Pass the origin of the
 	// page that advertised the feed: a feed is often served from elsewhere (a feed service) but
 	// vouches only for that origin. Empty means the feed's own origin.
 	Allowed string
@@ -66,18 +66,7 @@ func Parse(body io.Reader, fileURL string, opt Options) (*Feed, error) {
 	if opt.MaxEntries <= 0 {
 		opt.MaxEntries = DefaultMaxEntries
 	}
-	if opt.Allowed == "" {
-		o, err := discovered.OriginOf(fileURL)
-		if err != nil {
-			return nil, fmt.Errorf("feed %s: the feed URL has no http(s) origin: %w", fileURL, err)
-		}
-		opt.Allowed = o
-	}
-	scope, err := discovered.NewScope(opt.Allowed)
-	if err != nil {
-		return nil, fmt.Errorf("feed %s: Options.Allowed: %w", fileURL, err)
-	}
-	filter, err := discovered.NewFilter(fileURL, scope)
+	filter, err := discovered.NewFilter(fileURL, opt.Allowed)
 	if err != nil {
 		return nil, fmt.Errorf("feed %s: %w", fileURL, err)
 	}

@@ -89,15 +89,7 @@ func Parse(body io.Reader, fileURL, contentType string) (*File, error) {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
 		return nil, fmt.Errorf("llms.txt %s: %w: served as %s", fileURL, ErrNotLLMs, mt)
 	}
-	origin, err := discovered.OriginOf(fileURL)
-	if err != nil {
-		return nil, fmt.Errorf("llms.txt %s: the file URL has no http(s) origin: %w", fileURL, err)
-	}
-	scope, err := discovered.NewScope(origin)
-	if err != nil {
-		return nil, fmt.Errorf("llms.txt %s: %w", fileURL, err)
-	}
-	filter, err := discovered.NewFilter(fileURL, scope)
+	filter, err := discovered.NewFilter(fileURL)
 	if err != nil {
 		return nil, fmt.Errorf("llms.txt %s: %w", fileURL, err)
 	}

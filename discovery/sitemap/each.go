@@ -55,19 +55,7 @@ func (f *File) Each(fn func(discovered.URL) error) (Result, error) {
 	if f.Format == Feed {
 		return res, fmt.Errorf("sitemap %s: %w; read File.Body with discovery/feeds", f.URL, ErrFeed)
 	}
-	allowed := []string{f.opt.Allowed}
-	if f.Format == Index {
-		own, _ := discovered.OriginOf(f.URL)
-		allowed = append(allowed, own)
-	}
-	scope, err := discovered.NewScope(allowed...)
-	if err != nil {
-		return res, fmt.Errorf("sitemap %s: Options.Allowed: %w", f.URL, err)
-	}
-	filter, err := discovered.NewFilter(f.URL, scope)
-	if err != nil {
-		return res, fmt.Errorf("sitemap %s: %w", f.URL, err)
-	}
+	filter := f.filter
 	if _, err := f.body.Discard(f.start); err != nil {
 		return res, f.fail(0, readError(err))
 	}
@@ -95,6 +83,7 @@ func (f *File) Each(fn func(discovered.URL) error) (Result, error) {
 	}
 
 	rep := &repair{}
+	var err error
 	switch f.Format {
 	case URLSet:
 		err = gopher.Parse(f.xml(rep), func(e gopher.Entry) error {

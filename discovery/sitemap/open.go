@@ -44,7 +44,7 @@ const (
 // and keeps the URLs of the file's own origin.
 type Options struct {
 	// Allowed is where the file's page URLs may point: an origin ("https://example.org"), or an
-	// origin and directory ("https://example.org/shop/"); see discovered.NewScope. Pass the origin
+	// origin and directory ("https://example.org/shop/"); see discovered.NewFilter. Pass the origin
 	// whose robots.txt named the file: a sitemap may live on another host (sitemaps.org
 	// "cross-submission"), but it vouches only for the origin that named it. Empty means the
 	// file's own origin.
@@ -65,6 +65,7 @@ type File struct {
 	URL string
 
 	opt     Options
+	filter  *discovered.Filter
 	gzipped bool
 	charset string // declared encoding, when the file was transcoded from it
 	junk    int
@@ -85,12 +86,19 @@ func Open(body io.Reader, fileURL string, opt Options) (*File, error) {
 	if opt.MaxBytes <= 0 {
 		opt.MaxBytes = DefaultMaxBytes
 	}
-	if opt.Allowed == "" {
-		o, err := discovered.OriginOf(fileURL)
-		if err != nil {
-			return nil, fmt.Errorf("sitemap %s: the file URL has no http(s) origin: %w", fileURL, err)
-		}
-		opt.Allowed = o
+	// An index may also list sitemaps on its own origin (sitemaps.org); a bad file URL fails here,
+	// before anything is read.
+	own, err := discovered.OriginOf(fileURL)
+	if err != nil {
+		return nil, fmt.Errorf("sitemap %s: the file URL has no http(s) origin: %w", fileURL, err)
+	}
+	pages, err := discovered.NewFilter(fileURL, opt.Allowed)
+	if err != nil {
+		return nil, fmt.Errorf("sitemap %s: Options.Allowed: %w", fileURL, err)
+	}
+	sitemaps, err := discovered.NewFilter(fileURL, opt.Allowed, own)
+	if err != nil {
+		return nil, fmt.Errorf("sitemap %s: Options.Allowed: %w", fileURL, err)
 	}
 	f := &File{URL: fileURL, opt: opt}
 
@@ -125,6 +133,10 @@ func Open(body io.Reader, fileURL string, opt Options) (*File, error) {
 		return nil, fmt.Errorf("sitemap %s: %w: %v", fileURL, ErrNotSitemap, err)
 	}
 	f.Format, f.start, f.junk = s.format, s.start, s.junk
+	f.filter = pages
+	if f.Format == Index {
+		f.filter = sitemaps
+	}
 	if s.encoding != "" && f.charset == "" {
 		e, name := charset.Lookup(s.encoding)
 		if e != nil && name != "utf-8" {

@@ -54,7 +54,7 @@ var (
 // Options are the scope and bounds of one listing run. The zero value keeps the links on the API
 // root's origin, with DefaultMaxPages.
 type Options struct {
-	// Allowed is where entry links may point (see discovered.NewScope); empty means the API
+	// Allowed is where entry links may point (see discovered.NewFilter); empty means the API
 	// root's origin.
 	Allowed string
 	// MaxPages caps the requests per listing; 0 means DefaultMaxPages.
@@ -95,16 +95,7 @@ func List(ctx context.Context, client *http.Client, root string, opt Options, fn
 	if opt.MaxPages <= 0 {
 		opt.MaxPages = DefaultMaxPages
 	}
-	if opt.Allowed == "" {
-		if opt.Allowed, err = discovered.OriginOf(root); err != nil {
-			return Result{}, fmt.Errorf("wprest: API root %q: %w", root, err)
-		}
-	}
-	scope, err := discovered.NewScope(opt.Allowed)
-	if err != nil {
-		return Result{}, fmt.Errorf("wprest: Options.Allowed: %w", err)
-	}
-	l := lister{ctx: ctx, client: client, base: base, scope: scope, opt: opt, fn: fn}
+	l := lister{ctx: ctx, client: client, base: base, opt: opt, fn: fn}
 	res := Result{Posts: Listing{Route: "wp/v2/posts"}, Pages: Listing{Route: "wp/v2/pages"}}
 	for _, li := range []*Listing{&res.Posts, &res.Pages} {
 		if err := l.list(li); err != nil {
@@ -118,14 +109,13 @@ type lister struct {
 	ctx    context.Context
 	client *http.Client
 	base   *url.URL
-	scope  discovered.Scope
 	opt    Options
 	fn     func(discovered.URL) error
 }
 
 // list pages through one listing, recording its outcome in li; it returns only fn's error.
 func (l *lister) list(li *Listing) error {
-	filter, err := discovered.NewFilter(l.base.String(), l.scope)
+	filter, err := discovered.NewFilter(l.base.String(), l.opt.Allowed)
 	if err != nil {
 		li.Err = fmt.Errorf("wprest: %w", err)
 		return nil
