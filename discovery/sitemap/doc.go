@@ -41,7 +41,7 @@
 //	| an unknown entity, billion laughs             | the DOCTYPE is skipped, entities are never expanded: "&lol9;" stays  |
 //	|                                               | literal text; kept, memory flat                                      |
 //	| encoding="ISO-8859-1" (any label x/net knows) | transcoded to UTF-8 (Result.Charset); kept                           |
-//	| invalid UTF-8 in a UTF-8 file                 | each bad byte read as U+FFFD; kept                                   |
+//	| invalid UTF-8 in a UTF-8 file                 | each bad byte read as U+FFFD (Repairs.BadUTF8); kept                 |
 //	| control characters XML forbids                | removed (Repairs.Controls); kept                                     |
 //	| <priority> not a number ("high")              | ignored, as every <priority> (gopher would abort the file); kept     |
 //	| <lastmod> not RFC 3339 nor YYYY-MM-DD         | zero LastMod, counted in Result.NoLastMod; the URL kept              |

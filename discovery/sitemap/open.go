@@ -86,19 +86,9 @@ func Open(body io.Reader, fileURL string, opt Options) (*File, error) {
 	if opt.MaxBytes <= 0 {
 		opt.MaxBytes = DefaultMaxBytes
 	}
-	// An index may also list sitemaps on its own origin (sitemaps.org); a bad file URL fails here,
-	// before anything is read.
 	own, err := discovered.OriginOf(fileURL)
 	if err != nil {
 		return nil, fmt.Errorf("sitemap %s: the file URL has no http(s) origin: %w", fileURL, err)
-	}
-	pages, err := discovered.NewFilter(fileURL, opt.Allowed)
-	if err != nil {
-		return nil, fmt.Errorf("sitemap %s: Options.Allowed: %w", fileURL, err)
-	}
-	sitemaps, err := discovered.NewFilter(fileURL, opt.Allowed, own)
-	if err != nil {
-		return nil, fmt.Errorf("sitemap %s: Options.Allowed: %w", fileURL, err)
 	}
 	f := &File{URL: fileURL, opt: opt}
 
@@ -133,9 +123,12 @@ func Open(body io.Reader, fileURL string, opt Options) (*File, error) {
 		return nil, fmt.Errorf("sitemap %s: %w: %v", fileURL, ErrNotSitemap, err)
 	}
 	f.Format, f.start, f.junk = s.format, s.start, s.junk
-	f.filter = pages
+	allowed := []string{opt.Allowed}
 	if f.Format == Index {
-		f.filter = sitemaps
+		allowed = append(allowed, own) // sitemaps.org: an index lists sitemaps of its own site
+	}
+	if f.filter, err = discovered.NewFilter(fileURL, allowed...); err != nil {
+		return nil, fmt.Errorf("sitemap %s: Options.Allowed: %w", fileURL, err)
 	}
 	if s.encoding != "" && f.charset == "" {
 		e, name := charset.Lookup(s.encoding)

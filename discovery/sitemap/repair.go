@@ -34,8 +34,8 @@ type Repairs struct {
 
 // repair is a transform.Transformer that mends the stream for gopher-parse-sitemap, which builds
 // its own strict xml.Decoder and exposes none of its switches (Strict, Entity, CharsetReader), so
-// leniency has to happen in the bytes. Input is meant to be UTF-8; CDATA sections pass unchanged, except
-// for control characters and overlong runs.
+// leniency has to happen in the bytes. Input is meant to be UTF-8. CDATA sections pass unchanged,
+// except for control characters, bytes that are not UTF-8 and overlong runs.
 type repair struct {
 	cdata   bool
 	run     int  // bytes since the last '<' or '>'

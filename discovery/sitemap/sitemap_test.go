@@ -108,11 +108,13 @@ func TestTolerances(t *testing.T) {
 		{"billion-laughs.xml", nil, Options{}, outcome{format: URLSet, locs: []string{site + "/&lol9;", site + "/b"}, noLast: 2}},
 		{"iso-8859-1.xml", nil, Options{}, outcome{format: URLSet, locs: []string{site + "/caf%C3%A9", site + "/b"},
 			check: func(t *testing.T, r Result) { wantEq(t, "Charset", r.Charset, "windows-1252") }}},
-		{"invalid-utf-8.xml", nil, Options{}, outcome{format: URLSet, locs: []string{site + "/caf%EF%BF%BD", site + "/b"}}},
+		{"invalid-utf-8.xml", nil, Options{}, outcome{format: URLSet, locs: []string{site + "/caf%EF%BF%BD", site + "/b"},
+			check: func(t *testing.T, r Result) { wantEq(t, "Repairs.BadUTF8", r.Repairs.BadUTF8, 1) }}},
 		{"control-characters.xml", nil, Options{}, outcome{format: URLSet, locs: ab,
 			check: func(t *testing.T, r Result) { wantEq(t, "Repairs.Controls", r.Repairs.Controls, 3) }}},
-		{"bad-priority.xml", nil, Options{}, outcome{format: URLSet, locs: []string{site + "/a", site + "/b", site + "/c"}, noLast: 3}},
-		{"lastmod.xml", nil, Options{}, outcome{format: URLSet, kept: 5, noLast: 3, check: func(t *testing.T, r Result) {}}},
+		{"bad-priority.xml", nil, Options{}, outcome{format: URLSet, locs: []string{site + "/a", site + "/b", site + "/c"}, noLast: 3,
+			check: func(t *testing.T, r Result) { wantEq(t, "Repairs.Priorities", r.Repairs.Priorities, 2) }}},
+		{"lastmod.xml", nil, Options{}, outcome{format: URLSet, kept: 5, noLast: 3}}, // dates: TestLastMod
 		{"scope.xml", nil, Options{}, outcome{format: URLSet,
 			locs:    []string{site + "/trimmed", site + "/private", site + "/page", site + "/relative", site + "/upper-host"},
 			dropped: discovered.Dropped{Invalid: 1, OffScope: 2}}},
@@ -303,4 +305,31 @@ func TestFeedBodyReplaysFromTheStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEq(t, "Body", got.String(), string(body))
+}
+
+// Cross-submission: robots.txt of example.org names an index on a CDN. The index's sitemaps may
+// live on the CDN (its own site) or on example.org; the pages only on example.org.
+func TestCrossSubmittedIndex(t *testing.T) {
+	index := `<sitemapindex><sitemap><loc>https://cdn.example/s1.xml</loc></sitemap>` +
+		`<sitemap><loc>` + site + `/s2.xml</loc></sitemap><sitemap><loc>https://third.example/s3.xml</loc></sitemap></sitemapindex>`
+	pages := `<urlset><url><loc>https://cdn.example/page</loc></url><url><loc>` + site + `/page</loc></url></urlset>`
+	for _, c := range []struct {
+		body string
+		want []string
+	}{
+		{index, []string{"https://cdn.example/s1.xml", site + "/s2.xml"}},
+		{pages, []string{site + "/page"}},
+	} {
+		f, err := Open(strings.NewReader(c.body), "https://cdn.example/sitemap.xml", Options{Allowed: site})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		res, err := f.Each(func(u discovered.URL) error { got = append(got, u.Loc); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEq(t, string(f.Format), got, c.want)
+		wantEq(t, "OffScope", res.Dropped.OffScope, 1)
+	}
 }
