@@ -1,0 +1,50 @@
+package llms
+
+import (
+	"bytes"
+	"errors"
+	"net/url"
+	"testing"
+	"testing/iotest"
+)
+
+// FuzzParse: whatever the body, no panic, only the package's errors, and every link obeys the
+// rule (on the file's origin, no fragment, no userinfo) and the bounds; the result does not
+// depend on how the body arrives.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(spec), "text/plain")
+	f.Add([]byte("# T\n> s\n## Optional\n- [a](</a>): n\n```\n- [b](/b)\n"), "")
+	f.Add([]byte("<html>"), "text/html")
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		got, err := Parse(bytes.NewReader(body), fileURL, contentType)
+		slow, slowErr := Parse(iotest.OneByteReader(bytes.NewReader(body)), fileURL, contentType)
+		if (err == nil) != (slowErr == nil) || (got == nil) != (slow == nil) {
+			t.Fatalf("outcome depends on chunking: %v / %v", err, slowErr)
+		}
+		if err != nil && !errors.Is(err, ErrNotLLMs) && !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("unexpected error %v", err)
+		}
+		if got == nil {
+			return
+		}
+		n := 0
+		for _, s := range got.Sections {
+			if len(s.Links) == 0 {
+				t.Fatalf("empty section %q kept", s.Name)
+			}
+			for _, l := range s.Links {
+				n++
+				u, err := url.Parse(l.Loc)
+				if err != nil || u.Scheme != "https" || u.Hostname() != "example.org" || u.User != nil || u.Fragment != "" {
+					t.Fatalf("link %q breaks the rule", l.Loc)
+				}
+				if len(l.Name) > maxName || len(l.Notes) > maxNotes {
+					t.Fatalf("name or notes over their cap")
+				}
+			}
+		}
+		if n > MaxLinks || len(got.Summary) > maxSumm {
+			t.Fatalf("bounds broken: %d links, %d-byte summary", n, len(got.Summary))
+		}
+	})
+}
