@@ -109,24 +109,14 @@ type variant struct {
 // variants returns bare Colly, then Colly with the door without a cache, with the memory store and
 // with the disk store.
 func (h *hotPath) variants() []variant {
-	quiet := slog.New(slog.DiscardHandler)
 	polite := func(store cache.Store) *colly.Collector {
-		clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{h.srv.Listener.Addr().String(): 1e6}, Logger: quiet})
-		if err != nil {
-			h.b.Fatal(err)
-		}
-		p := politeness.Policy{
-			Identity: identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0", InfoURL: "https://example.org/bot", Contact: "bot@example.org"},
-			Clock:    clock, Robots: robots.NewKeeper(robots.Options{}), Logger: quiet,
-			CacheStore: store, NoCache: store == nil,
-		}
 		c := colly.NewCollector()
-		if err := extensions.Polite(c, p); err != nil {
+		if err := extensions.Polite(c, fastPolicy(h.b, h.srv, store)); err != nil {
 			h.b.Fatal(err)
 		}
 		return c
 	}
-	disk, err := cache.NewDiskStore(h.b.TempDir(), cache.DiskOptions{Logger: quiet})
+	disk, err := cache.NewDiskStore(h.b.TempDir(), cache.DiskOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		h.b.Fatal(err)
 	}
@@ -164,4 +154,20 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// fastPolicy is a policy with its own clock, authorised at a rate for srv that never makes a
+// request wait, and its own robots.txt keeper; store nil means no cache.
+func fastPolicy(tb testing.TB, srv *httptest.Server, store cache.Store) politeness.Policy {
+	tb.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{srv.Listener.Addr().String(): 1e6}, Logger: quiet})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return politeness.Policy{
+		Identity: identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0", InfoURL: "https://example.org/bot", Contact: "bot@example.org"},
+		Clock:    clock, Robots: robots.NewKeeper(robots.Options{}), Logger: quiet,
+		CacheStore: store, NoCache: store == nil,
+	}
 }

@@ -151,8 +151,8 @@ func next(t *testing.T, m *manual, l *Local, prev time.Time, out Outcome) (time.
 
 func TestLearning(t *testing.T) {
 	ok := Outcome{Status: 200}
-	throttled := backoff.ThrottledBackoff
-	transient := backoff.TransientBackoff
+	throttled := backoff.ThrottledBackoff()
+	transient := backoff.TransientBackoff()
 	type step struct {
 		out    Outcome       // reported for this start
 		gap    time.Duration // expected gap before the NEXT start
@@ -240,7 +240,7 @@ func TestBackoffJitterIsInjected(t *testing.T) {
 	le := acquire(t, m, l, "a.example")
 	le.Done(Outcome{Status: 503})
 	p, ok := le.Caused()
-	want := backoff.ThrottledBackoff.Base + backoff.ThrottledBackoff.Base/8 // 25 % jitter × 0.5
+	want := backoff.ThrottledBackoff().Base + backoff.ThrottledBackoff().Base/8 // 25 % jitter × 0.5
 	if !ok || p.Reason != ReasonBackoff || p.Until.Sub(le.Grant().At) != want {
 		t.Fatalf("Caused() = %+v, %v; want a backoff pause of %v", p, ok, want)
 	}
@@ -391,8 +391,8 @@ func TestCancelWhileWaiting(t *testing.T) {
 	}
 	// The cancelled waiter left the line: the next request is served when the pause ends.
 	le := acquire(t, m, l, "a.example")
-	if g := le.Grant(); g.Wait != backoff.ThrottledBackoff.Base {
-		t.Fatalf("next request waited %v, want the pause of %v", g.Wait, backoff.ThrottledBackoff.Base)
+	if g := le.Grant(); g.Wait != backoff.ThrottledBackoff().Base {
+		t.Fatalf("next request waited %v, want the pause of %v", g.Wait, backoff.ThrottledBackoff().Base)
 	}
 	if _, err := l.Acquire(ctx, "a.example", kind.HTML); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire with a cancelled context = %v", err)

@@ -84,15 +84,6 @@ func RobotsKey(u *url.URL) (string, error) {
 	return scheme + "://" + hostPort(host, port, def), nil
 }
 
-// RobotsURL returns the robots.txt URL that governs u (RFC 9309 §2.3: "/robots.txt" at the origin).
-func RobotsURL(u *url.URL) (string, error) {
-	k, err := RobotsKey(u)
-	if err != nil {
-		return "", err
-	}
-	return k + "/robots.txt", nil
-}
-
 // BudgetKey returns "host" or "host:port" for u: the default ports 80 and 443 are folded away, so
 // http and https of one host share a key; any other port is kept.
 func BudgetKey(u *url.URL) (string, error) {
