@@ -8,17 +8,23 @@ import (
 	"sync/atomic"
 )
 
-// watchedBody passes a response body through and calls end once, with the bytes read so far and
-// the read error (nil at EOF or on Close), when the body is read to its end, fails or is closed —
-// whichever comes first. Read and Close may be called from different goroutines.
+// bodyEnd is told once that a watched body is finished, with the bytes read and the read error
+// (nil at EOF or on Close).
+type bodyEnd interface {
+	bodyEnded(n int64, err error)
+}
+
+// watchedBody passes a response body through and tells end when the body is read to its end,
+// fails or is closed — whichever comes first. Read and Close may be called from different
+// goroutines.
 type watchedBody struct {
 	rc   io.ReadCloser
 	n    atomic.Int64
 	once sync.Once
-	end  func(n int64, err error)
+	end  bodyEnd
 }
 
-func watchBody(rc io.ReadCloser, end func(n int64, err error)) *watchedBody {
+func watchBody(rc io.ReadCloser, end bodyEnd) *watchedBody {
 	return &watchedBody{rc: rc, end: end}
 }
 
@@ -42,5 +48,5 @@ func (b *watchedBody) Close() error {
 }
 
 func (b *watchedBody) finish(err error) {
-	b.once.Do(func() { b.end(b.n.Load(), err) })
+	b.once.Do(func() { b.end.bodyEnded(b.n.Load(), err) })
 }

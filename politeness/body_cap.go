@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
@@ -38,17 +39,18 @@ func capBodies(next http.RoundTripper, limit func(kind.Kind) int64) http.RoundTr
 			return resp, err
 		}
 		k := kind.Of(req)
-		resp.Body = &cappedBody{rc: resp.Body, left: limit(k), err: &BodyTooLargeError{URL: req.URL.Redacted(), Kind: k, Limit: limit(k)}}
+		resp.Body = &cappedBody{rc: resp.Body, url: req.URL, kind: k, limit: limit(k), left: limit(k)}
 		return resp, nil
 	})
 }
 
-// cappedBody is a body that fails with err once more than its cap would be read. Like every
-// response body it is read by one goroutine at a time.
+// cappedBody is a body that fails with a *BodyTooLargeError once more than limit bytes would be
+// read. Like every response body it is read by one goroutine at a time.
 type cappedBody struct {
-	rc   io.ReadCloser
-	left int64
-	err  *BodyTooLargeError
+	rc          io.ReadCloser
+	url         *url.URL
+	kind        kind.Kind
+	limit, left int64
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
@@ -58,7 +60,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		if n, _ := b.rc.Read(one[:]); n == 0 {
 			return 0, io.EOF
 		}
-		return 0, b.err
+		return 0, &BodyTooLargeError{URL: b.url.Redacted(), Kind: b.kind, Limit: b.limit}
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

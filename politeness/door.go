@@ -12,8 +12,6 @@
 //	http.Client                  one RoundTrip per redirect hop; every hop enters at the top
 //	└ redirect credentials       a hop loses the userinfo its Location carried (no Basic auth,
 //	                             no password in a log, an event or a cache key)
-//	 └ hop notes                 a hop notes the address the hop before it reached (for the
-//	                             private-network check at the bottom)
 //	  └ events                   one Response event when the body ends: status, cache outcome, bytes
 //	    └ Stop tracking          registers the request so Door.Stop can cancel it while it waits;
 //	                             counts the backlog
@@ -114,12 +112,6 @@ func NewDoor(p Policy) (*Door, error) {
 	// The stack, top to bottom, as in the package doc. Each layer wraps the ones below it.
 	d.top = stack(plain,
 		func(next http.RoundTripper) http.RoundTripper { return dropRedirectCredentials(next) },
-		func(next http.RoundTripper) http.RoundTripper {
-			if guard == nil {
-				return next
-			}
-			return noteHops(next, guard)
-		},
 		func(next http.RoundTripper) http.RoundTripper { return reportResponses(next, bus) },
 		func(next http.RoundTripper) http.RoundTripper { return trackPending(next, d.pending, bus) },
 		func(next http.RoundTripper) http.RoundTripper { return capBodies(next, p.maxBody) },

@@ -25,22 +25,37 @@ import (
 // It runs once per redirect hop: Go's client copies the original request's headers to each hop,
 // not what a layer set, so nothing set on an earlier hop is relied on.
 func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper {
+	// One value slice per header for every request, instead of one per request: net/http and
+	// http.Header never write into a value slice, and a capacity of 1 makes an Add copy it.
+	agentValue, fromValue := []string{agent}[:1:1], []string{from}[:1:1]
+	accepts := map[kind.Kind][]string{}
+	for _, k := range []kind.Kind{kind.Robots, kind.Sitemap, kind.LLMs, kind.Feed, kind.API, kind.HTML, kind.Other} {
+		accepts[k] = []string{k.Accept()}[:1:1]
+	}
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		k := kind.Of(req)
-		out := req.Clone(kind.WithKind(req.Context(), k))
+		out := req.WithContext(kind.WithKind(req.Context(), k))
+		out.Header = req.Header.Clone() // only the headers change; the rest is shared, as WithContext does
+		if out.Header == nil {
+			out.Header = http.Header{}
+		}
 		for name := range out.Header {
 			if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Etiquette-") {
 				delete(out.Header, name)
 			}
 		}
-		out.Header.Set("User-Agent", agent)
+		out.Header["User-Agent"] = agentValue
 		if from != "" {
-			out.Header.Set("From", from)
+			out.Header["From"] = fromValue
 		} else {
-			out.Header.Del("From")
+			delete(out.Header, "From")
 		}
 		if a := out.Header.Values("Accept"); len(a) == 0 || len(a) == 1 && strings.TrimSpace(a[0]) == "*/*" {
-			out.Header.Set("Accept", k.Accept())
+			accept, ok := accepts[k]
+			if !ok {
+				accept = []string{k.Accept()}
+			}
+			out.Header["Accept"] = accept
 		}
 		return next.RoundTrip(out)
 	})

@@ -75,7 +75,8 @@ func refuseHop(from, to netip.Addr, proxied bool) bool {
 	return !proxied && !privateAddress(from) && privateAddress(to)
 }
 
-// hop is what the private-network check knows of one request, carried in its context.
+// hop is what the private-network check knows of one request, carried in its context: for the
+// dial of a redirect hop where it came from, and for the hop after it where it went.
 type hop struct {
 	redirect bool       // the request is a redirect hop
 	from     netip.Addr // for a redirect: the address the hop before it reached
@@ -197,23 +198,22 @@ func (g *networkGuard) proxied(req *http.Request) bool {
 	return err == nil && u != nil
 }
 
-// previous returns the address the request prev reached: from its connection, else — it was
-// answered from the cache — its host resolved now (a public address wins among several), else
-// the invalid address, which counts as public.
+// previous returns the address the request prev reached: the address literal of its URL, else
+// the address its connection reached, else — it was answered from the cache — its host resolved
+// now (a public address wins among several), else the invalid address, which counts as public.
 func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.Addr {
 	if prev == nil {
 		return netip.Addr{}
+	}
+	if a, ok := addressLiteral(prev.URL); ok {
+		return a
 	}
 	if h, ok := prev.Context().Value(hopKey{}).(*hop); ok {
 		if a := h.reached.Load(); a != nil {
 			return *a
 		}
 	}
-	host := prev.URL.Hostname()
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a
-	}
-	addrs, err := g.resolve(ctx, host)
+	addrs, err := g.resolve(ctx, prev.URL.Hostname())
 	if err != nil || len(addrs) == 0 {
 		return netip.Addr{}
 	}
@@ -225,53 +225,56 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 	return addrs[0]
 }
 
-// noteHops gives every request a record of the private-network check in its context and, for a
-// redirect hop (Response set), notes the address the hop before it reached. It sits at the top
-// of the door, where Response still says which request redirected.
-func noteHops(next http.RoundTripper, g *networkGuard) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		h := &hop{}
-		if req.Response != nil {
-			h.redirect = true
-			h.from = g.previous(req.Context(), req.Response.Request)
-		}
-		return next.RoundTrip(req.WithContext(context.WithValue(req.Context(), hopKey{}, h)))
-	})
-}
-
-// guardPrivateNetworks is the bottom of the door. It records the address every request's
-// connection reached (httptrace GotConn), so that a redirect it answers knows where it came
-// from, and sends a redirect hop that left a public address, unless a proxy carries it, through
-// g.checked, whose dials refuse private addresses (refuseHop). A refused hop fails with a
-// *PrivateNetworkError and is a Refused event on sink (reason "private-network").
+// guardPrivateNetworks is the bottom of the door. It sends a redirect hop (a request with
+// Response set) that left a public address — the one the hop before it reached, see previous —
+// through g.checked, whose dials refuse private addresses (refuseHop), unless a proxy carries it.
+// A refused hop fails with a *PrivateNetworkError and is a Refused event on sink (reason
+// "private-network").
+//
+// So that a redirect knows where it came from, the layer records the address each request's
+// connection reached (httptrace GotConn) in the request's context, which the response's Request
+// keeps. A request to an address literal needs no record: its address is in its URL.
 func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		h, ok := req.Context().Value(hopKey{}).(*hop)
-		if !ok {
+		h := &hop{redirect: req.Response != nil}
+		to := next
+		if h.redirect {
+			h.from = g.previous(req.Context(), req.Response.Request)
+			if !privateAddress(h.from) && !g.proxied(req) {
+				to = g.checked
+			}
+		}
+		_, literal := addressLiteral(req.URL)
+		if to == next && literal {
 			return next.RoundTrip(req)
 		}
-		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) {
-				a := g.remote(info.Conn)
-				h.reached.Store(&a)
-			},
-		}))
-		to := next
-		if h.redirect && !privateAddress(h.from) && !g.proxied(req) {
-			to = g.checked
+		ctx := context.WithValue(req.Context(), hopKey{}, h)
+		if !literal {
+			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+				GotConn: func(info httptrace.GotConnInfo) {
+					a := g.remote(info.Conn)
+					h.reached.Store(&a)
+				},
+			})
 		}
-		resp, err := to.RoundTrip(req)
+		resp, err := to.RoundTrip(req.WithContext(ctx))
 		var refused *PrivateNetworkError
 		if err == nil || !errors.As(err, &refused) {
 			return resp, err
 		}
 		refused = &PrivateNetworkError{URL: req.URL.Redacted(), From: refused.From, To: refused.To}
-		if req.Response != nil && req.Response.Request != nil {
-			refused.Previous = req.Response.Request.URL.Redacted()
+		if prev := req.Response.Request; prev != nil {
+			refused.Previous = prev.URL.Redacted()
 		}
 		budget, _ := origin.BudgetKey(req.URL)
 		sink.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: kind.FromContext(req.Context()),
 			Method: req.Method, Reason: "private-network", Detail: refused.Error(), Err: refused})
 		return nil, refused
 	})
+}
+
+// addressLiteral returns the address u's host names, if it is an IP address rather than a name.
+func addressLiteral(u *url.URL) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(u.Hostname())
+	return a.Unmap(), err == nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,6 +154,7 @@ func TestPreviousHopAddress(t *testing.T) {
 	}{
 		{"from its connection", prev("http://anything.example/", reached), "127.0.0.1"},
 		{"an address literal", prev("http://192.168.1.9:8080/", &hop{}), "192.168.1.9"},
+		{"an address literal wins over the connection (a proxy's)", prev("http://8.8.8.8/", reached), "8.8.8.8"},
 		{"a name, resolved", prev("http://intranet.example/", &hop{}), "10.0.0.5"},
 		{"a name with a public address", prev("http://mixed.example/", nil), "93.184.216.34"},
 		{"a name that does not resolve", prev("http://gone.example/", nil), ""},
@@ -215,9 +217,12 @@ func TestPrivateRedirectGuard(t *testing.T) {
 			plain.Proxy = g.proxy
 		}
 		sink := &eventLog{}
-		return &http.Client{Transport: noteHops(guardPrivateNetworks(plain, g, sink), g)}, sink
+		return &http.Client{Transport: guardPrivateNetworks(plain, g, sink)}, sink
 	}
-	to := func(target string) string { return redirector.URL + "/?to=" + url.QueryEscape(target) }
+	// The redirector is asked by name, so that the address its connection reached is what counts.
+	to := func(target string) string {
+		return "http://localhost:" + strconv.Itoa(publicPort) + "/?to=" + url.QueryEscape(target)
+	}
 	localhost := "http://localhost:" + internalPort + "/by-name"
 
 	tests := []struct {

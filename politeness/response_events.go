@@ -29,15 +29,24 @@ func reportResponses(next http.RoundTripper, sink events.Sink) http.RoundTripper
 		if resp.Body == nil {
 			resp.Body = http.NoBody
 		}
-		resp.Body = watchBody(resp.Body, func(n int64, err error) {
-			ev.Bytes, ev.Err = n, err
-			ev.Truncated = errors.Is(err, ErrBodyTooLarge)
-			sink.Emit(ev)
-			if ev.Truncated {
-				sink.Emit(events.Event{Type: events.Notice, URL: ev.URL, Origin: ev.Origin, Kind: ev.Kind,
-					Reason: "truncated", Detail: err.Error(), Err: err})
-			}
-		})
+		resp.Body = watchBody(resp.Body, &responseReport{ev: ev, sink: sink})
 		return resp, nil
 	})
+}
+
+// responseReport emits a response's event when its body is finished.
+type responseReport struct {
+	ev   events.Event
+	sink events.Sink
+}
+
+func (r *responseReport) bodyEnded(n int64, err error) {
+	ev := r.ev
+	ev.Bytes, ev.Err = n, err
+	ev.Truncated = errors.Is(err, ErrBodyTooLarge)
+	r.sink.Emit(ev)
+	if ev.Truncated {
+		r.sink.Emit(events.Event{Type: events.Notice, URL: ev.URL, Origin: ev.Origin, Kind: ev.Kind,
+			Reason: "truncated", Detail: err.Error(), Err: err})
+	}
 }

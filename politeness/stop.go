@@ -36,6 +36,7 @@ func newPendingRequests(sink events.Sink) *pendingRequests {
 
 // pending is one request between the top of the door and the wire.
 type pending struct {
+	reg    *pendingRequests
 	cancel context.CancelCauseFunc
 	onWire atomic.Int32 // sends of this request whose response is not finished yet
 	sent   atomic.Bool  // it reached the wire at least once: it left the backlog
@@ -58,7 +59,7 @@ func (r *pendingRequests) stop() {
 // add registers a request whose context is ctx and returns it, with the context Stop cancels.
 func (r *pendingRequests) add(ctx context.Context) (*pending, context.Context) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	p := &pending{cancel: cancel}
+	p := &pending{reg: r, cancel: cancel}
 	r.mu.Lock()
 	r.set[p] = struct{}{}
 	r.mu.Unlock()
@@ -120,7 +121,7 @@ func trackPending(next http.RoundTripper, reg *pendingRequests, sink events.Sink
 		if resp.Body == nil {
 			resp.Body = http.NoBody
 		}
-		resp.Body = watchBody(resp.Body, func(int64, error) { reg.remove(p) })
+		resp.Body = watchBody(resp.Body, untrackAtEnd{p})
 		return resp, nil
 	})
 }
@@ -159,10 +160,20 @@ func wireLayer(next http.RoundTripper, reg *pendingRequests) http.RoundTripper {
 			reg.offWire(p)
 			return resp, err
 		}
-		resp.Body = watchBody(resp.Body, func(int64, error) { reg.offWire(p) })
+		resp.Body = watchBody(resp.Body, offWireAtEnd{p})
 		return resp, nil
 	})
 }
+
+// untrackAtEnd ends a request's registration when its response body is finished.
+type untrackAtEnd struct{ *pending }
+
+func (p untrackAtEnd) bodyEnded(int64, error) { p.reg.remove(p.pending) }
+
+// offWireAtEnd ends a send's time on the wire when its response body is finished.
+type offWireAtEnd struct{ *pending }
+
+func (p offWireAtEnd) bodyEnded(int64, error) { p.reg.offWire(p.pending) }
 
 // offWire records that one send of p is finished. If the door stopped meanwhile and nothing of
 // p is on the wire any more, p is cancelled now: Stop skipped it while its response was arriving,

@@ -13,9 +13,9 @@ package origin
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -29,7 +29,10 @@ func Host(u *url.URL) (string, error) {
 		return "", ErrNoHost
 	}
 	h := strings.ToLower(u.Hostname())
-	if net.ParseIP(h) != nil {
+	if isASCII(h) && !strings.Contains(h, "xn--") {
+		// IDNA's lookup mapping leaves a lower-case ASCII host without punycode labels as it is,
+		// or rejects it (and a rejected host is keyed as it is, below), so the common case skips
+		// it: it runs for every request.
 		return h, nil
 	}
 	a, err := idna.Lookup.ToASCII(h)
@@ -39,6 +42,15 @@ func Host(u *url.URL) (string, error) {
 		return h, nil
 	}
 	return a, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func schemePort(u *url.URL) (scheme, port string, err error) {

@@ -3,7 +3,10 @@ package origin
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
+
+	"golang.org/x/net/idna"
 )
 
 func TestKeys(t *testing.T) {
@@ -85,6 +88,24 @@ func FuzzKeys(f *testing.F) {
 		}
 		if k2, err := BudgetKey(back); err != nil || k2 != k {
 			t.Fatalf("BudgetKey(%q) = %q, but %q gives %q, %v", raw, k, back, k2, err)
+		}
+	})
+}
+
+// Host skips IDNA for ASCII hosts without punycode labels because IDNA's lookup mapping either
+// leaves such a lower-case host unchanged or rejects it (which Host treats alike); this pins that
+// premise. (A punycode label may decode to nothing: "xn--.0000" becomes ".0000".)
+func FuzzHostSkipsIDNAOnlyWhenIDNAWouldNotChangeIt(f *testing.F) {
+	for _, s := range []string{"example.org", "xn--bcher-kva.example", "a..b", "-a.example", "a_b.example", "xn--zz", "EXAMPLE.org", "127.0.0.1", "::1", "bücher.example"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h := strings.ToLower(s)
+		if !isASCII(h) || strings.Contains(h, "xn--") {
+			return
+		}
+		if a, err := idna.Lookup.ToASCII(h); err == nil && a != "" && a != h {
+			t.Errorf("IDNA maps the ASCII host %q to %q", h, a)
 		}
 	})
 }
