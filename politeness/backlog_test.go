@@ -21,7 +21,7 @@ func TestBacklogNoticeOncePerCrossing(t *testing.T) {
 	var waiting []*pending
 	grow := func(to int) {
 		for len(waiting) < to {
-			p, _ := reg.add(context.Background())
+			p := reg.add(context.Background())
 			waiting = append(waiting, p)
 		}
 	}

@@ -34,8 +34,11 @@ func newPendingRequests(sink events.Sink) *pendingRequests {
 	return &pendingRequests{set: map[*pending]struct{}{}, backlog: backlog{sink: sink}}
 }
 
-// pending is one request between the top of the door and the wire.
+// pending is one request between the top of the door and the wire. It is also the request's
+// context from there on: the context Stop cancels, which answers pendingKey with the pending
+// itself (one allocation less per request than a context.WithValue on top).
 type pending struct {
+	context.Context
 	reg    *pendingRequests
 	cancel context.CancelCauseFunc
 	onWire atomic.Int32 // sends of this request whose response is not finished yet
@@ -43,6 +46,13 @@ type pending struct {
 }
 
 type pendingKey struct{}
+
+func (p *pending) Value(key any) any {
+	if key == (pendingKey{}) {
+		return p
+	}
+	return p.Context.Value(key)
+}
 
 // stop refuses every new request and cancels every pending one that has nothing on the wire.
 func (r *pendingRequests) stop() {
@@ -56,10 +66,11 @@ func (r *pendingRequests) stop() {
 	}
 }
 
-// add registers a request whose context is ctx and returns it, with the context Stop cancels.
-func (r *pendingRequests) add(ctx context.Context) (*pending, context.Context) {
+// add registers a request whose context is ctx; the pending it returns is the request's context
+// from now on.
+func (r *pendingRequests) add(ctx context.Context) *pending {
 	ctx, cancel := context.WithCancelCause(ctx)
-	p := &pending{reg: r, cancel: cancel}
+	p := &pending{Context: ctx, reg: r, cancel: cancel}
 	r.mu.Lock()
 	r.set[p] = struct{}{}
 	r.mu.Unlock()
@@ -67,7 +78,7 @@ func (r *pendingRequests) add(ctx context.Context) (*pending, context.Context) {
 	if r.stopped.Load() {
 		cancel(ErrStopped)
 	}
-	return p, context.WithValue(ctx, pendingKey{}, p)
+	return p
 }
 
 // remove ends p's registration (its response is done, or it failed).
@@ -108,11 +119,11 @@ func trackPending(next http.RoundTripper, reg *pendingRequests, sink events.Sink
 			}
 			return nil, ErrStopped
 		}
-		p, ctx := reg.add(req.Context())
-		req = req.WithContext(ctx)
+		p := reg.add(req.Context())
+		req = req.WithContext(p)
 		resp, err := next.RoundTrip(req)
 		if err != nil {
-			if context.Cause(ctx) == ErrStopped && !errors.Is(err, ErrStopped) {
+			if context.Cause(p) == ErrStopped && !errors.Is(err, ErrStopped) {
 				err = fmt.Errorf("%w (%w)", ErrStopped, err)
 			}
 			reg.remove(p)
