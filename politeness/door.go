@@ -7,27 +7,28 @@
 //
 //	identity → robots gate → cookies → cache → backoff → host clock → net/http.Transport
 //
-// and, with the layers that serve the whole stack rather than one rule, where each sits:
+// Around these seven sit layers that serve the whole stack rather than one rule (marked ·):
 //
-//	http.Client                  one RoundTrip per redirect hop; every hop enters at the top
-//	└ redirect credentials       a hop loses the userinfo its Location carried (no Basic auth,
-//	                             no password in a log, an event or a cache key)
-//	  └ events                   one Response event when the body ends: status, cache outcome, bytes
-//	    └ Stop tracking          registers the request so Door.Stop can cancel it while it waits;
-//	                             counts the backlog
-//	      └ body cap             cuts the body at its kind's cap, with an error, never silently
-//	        └ identity           User-Agent, From; the request's kind into its context, Accept by kind
-//	          └ robots gate      RFC 9309 for this exact URL; fetches robots.txt by sending a
-//	                             marked request into the top of the door
-//	            └ cookies
-//	              └ cache
-//	                └ backoff
-//	                  └ door's own clock   only for a Rate or Concurrency below the default
-//	                    └ host clock       the process-wide budget per origin
-//	                      └ wire           Stop leaves what is on the wire alone
-//	                        └ private networks   a hop from a public address may not reach a
-//	                                             private one (checked when dialling)
-//	                          └ net/http.Transport
+//	http.Client              calls the door once per redirect hop: every hop enters at the top
+//	· redirect credentials   a hop drops the userinfo its Location carried: no Basic auth to
+//	                         another origin, no password in a log, an event or a cache key
+//	· events                 one Response event per response when its body ends (status, cache
+//	                         outcome, bytes); every event redacts passwords in URLs
+//	· Stop tracking          registers the request so that Door.Stop can cancel it while it waits;
+//	                         counts the waiting ones (the backlog notice)
+//	· body cap               cuts a body at its kind's cap, with an error, never silently
+//	identity                 User-Agent, From; the request's kind into its context; Accept by kind
+//	robots gate              RFC 9309 for this exact URL; fetches robots.txt by sending a marked
+//	                         request into the top of the door
+//	cookies                  none, or only what a declared purpose needs
+//	cache                    RFC 9111; a fresh hit returns here and spends no budget
+//	backoff                  re-sends after 429/503 once the host clock's pause ends
+//	· door's own clock       only for a Rate or Concurrency below the process-wide default
+//	host clock               the process-wide start budget per origin; the timeout starts here
+//	· wire                   Stop leaves a request alone from here on
+//	· private networks       a redirect hop from a public address may not reach a private one
+//	                         (checked on the address the dial resolved)
+//	net/http.Transport
 //
 // Because enforcement lives in the transport, no Colly option, callback or redirect can route
 // around it: Go's http.Client calls the transport once per redirect hop, and the door's own
@@ -56,6 +57,10 @@ const MaxRedirects = 10
 
 // Door is the top of the request stack. It is an http.RoundTripper; use it as the Transport of
 // an http.Client that has no cookie jar, or call [Door.Client]. A Door is safe for concurrent use.
+//
+// Its decisions are events ([Door.Events]) and counters ([Door.Stats]). Besides one event per
+// request, it emits a Notice (reason "backlog") when more than 1,000 of its requests wait for
+// their origin's turn at once — with an Async Colly collector, a sign to bound the queue.
 type Door struct {
 	agent   string
 	top     http.RoundTripper

@@ -23,8 +23,8 @@ const (
 	// Waited: a request waited for its turn; Reason says why (rate, crawl-delay, retry-after,
 	// backoff, concurrency, robots) and Wait for how long.
 	Waited Type = "waited"
-	// Refused: a request was not sent; Reason says why ("robots", "budget", "error", …) and Detail
-	// gives the deciding rule or error text.
+	// Refused: a request was not sent; Reason says why ("robots", "budget", "error", "stopped",
+	// "private-network") and Detail gives the deciding rule or error text.
 	Refused Type = "refused"
 	// Response: a response reached the top of the door; Status, Cache and Bytes are set. Bytes is
 	// the decoded body size delivered, known only when the body has been read or closed, so this
@@ -34,8 +34,9 @@ const (
 	Paused Type = "paused"
 	// Retried: the backoff layer re-sent a request after a 429/503 or a transient error.
 	Retried Type = "retried"
-	// Notice: something an operator should know that is not about one request (a weakened
-	// collector, a truncated body, a cookie refused).
+	// Notice: something an operator should know that is not about one request; Reason says what
+	// ("door-bypassed": a weakened collector, "truncated": a body cut at its cap,
+	// "cookie-refused", "backlog": too many requests waiting, "cache-corrupt").
 	Notice Type = "notice"
 )
 
