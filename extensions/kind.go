@@ -1,5 +1,7 @@
 package extensions
 
+// This file decides how a collector says what its requests are for.
+
 import (
 	"net/http"
 

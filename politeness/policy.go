@@ -1,5 +1,8 @@
 package politeness
 
+// This file decides what a Policy means: its fields, their defaults, and what the door builds
+// from them.
+
 import (
 	"context"
 	"fmt"

@@ -1,5 +1,7 @@
 package politeness
 
+// This file decides what the door counts, from its event stream.
+
 import (
 	"maps"
 	"strings"

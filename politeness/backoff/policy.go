@@ -1,5 +1,7 @@
 package backoff
 
+// This file decides how long an origin pauses after a failure that names no Retry-After.
+
 import (
 	"math"
 	"time"
