@@ -75,6 +75,12 @@ type Door struct {
 // Rate is above 3 or Concurrency above 2 without an explicit Clock, when the cookie purpose names
 // an unknown class, or when the default disk cache cannot be opened.
 func NewDoor(p Policy) (*Door, error) {
+	return newDoor(p, nil)
+}
+
+// newDoor is NewDoor with bottom in place of the base transport when it is not nil (a benchmark
+// of the door's own cost answers from memory).
+func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	if p.Identity.IsZero() {
 		return nil, fmt.Errorf("etiquette: %w", identity.ErrNoIdentity)
 	}
@@ -108,6 +114,9 @@ func NewDoor(p Policy) (*Door, error) {
 		}
 	}
 	plain := p.baseTransport()
+	if bottom == nil {
+		bottom = plain
+	}
 	var guard *networkGuard
 	if !p.AllowPrivateRedirects {
 		guard = newNetworkGuard(plain, p.BaseTransport != nil && (p.BaseTransport.DialContext != nil || p.BaseTransport.Dial != nil))
@@ -115,7 +124,7 @@ func NewDoor(p Policy) (*Door, error) {
 	entrance := &entrance{} // robots.txt fetches enter the door here, once it is built
 
 	// The stack, top to bottom, as in the package doc. Each layer wraps the ones below it.
-	d.top = stack(plain,
+	d.top = stack(bottom,
 		func(next http.RoundTripper) http.RoundTripper { return dropRedirectCredentials(next) },
 		func(next http.RoundTripper) http.RoundTripper { return reportResponses(next, bus) },
 		func(next http.RoundTripper) http.RoundTripper { return trackPending(next, d.pending, bus) },

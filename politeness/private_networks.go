@@ -237,15 +237,15 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		h := &hop{redirect: req.Response != nil}
-		to := next
+		to, checked := next, false
 		if h.redirect {
 			h.from = g.previous(req.Context(), req.Response.Request)
 			if !privateAddress(h.from) && !g.proxied(req) {
-				to = g.checked
+				to, checked = g.checked, true
 			}
 		}
 		_, literal := addressLiteral(req.URL)
-		if to == next && literal {
+		if !checked && literal {
 			return next.RoundTrip(req)
 		}
 		ctx := context.WithValue(req.Context(), hopKey{}, h)
