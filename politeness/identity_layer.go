@@ -39,6 +39,10 @@ func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper
 		if out.Header == nil {
 			out.Header = http.Header{}
 		}
+		// A URL of its own as well: Colly takes a response's Request for the request it sent only
+		// when its URL pointer differs, and then shows the headers that really went out.
+		u := *req.URL
+		out.URL = &u
 		for name := range out.Header {
 			if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Etiquette-") {
 				delete(out.Header, name)
