@@ -134,7 +134,7 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 			r := unavailable.get()
 			Expect(r.err).NotTo(HaveOccurred())
 			Expect(r.pages).To(HaveLen(3))
-			Expect(hcMinGap(r.pages)).To(BeNumerically(">=", backoff.ThrottledBackoff.Base))
+			Expect(hcMinGap(r.pages)).To(BeNumerically(">=", backoff.ThrottledBackoff().Base))
 		})
 		It("retries the request, and the caller sees the success", func() {
 			r := unavailable.get()
@@ -357,7 +357,7 @@ func hcOneOriginManyClients(d time.Duration) hcLoad {
 			return hcLoad{errs: []error{err}}
 		}
 	}
-	for name, c := range map[string]*colly.Collector{"collector1": c1, "collector2": c2, "clone": extensions.Clone(c1)} {
+	for name, c := range map[string]*colly.Collector{"collector1": c1, "collector2": c2, "clone": c1.Clone()} {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
 				errs.add(ctx, c.Visit(fmt.Sprintf("%s/%s/%d", s.URL, name, i)))

@@ -93,6 +93,6 @@ var _ = Describe("a site that serves a body larger than the crawler processes", 
 		defer resp.Body.Close()
 		n, err := io.Copy(io.Discard, resp.Body)
 		Expect(errors.Is(err, politeness.ErrBodyTooLarge)).To(BeTrue(), "got %v after %d bytes", err, n)
-		Expect(n).To(BeEquivalentTo(politeness.DefaultMaxBodyBytes[kind.HTML]))
+		Expect(n).To(BeEquivalentTo(politeness.DefaultMaxBodyBytes(kind.HTML)))
 	})
 })

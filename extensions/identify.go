@@ -1,5 +1,7 @@
 package extensions
 
+// This file decides what identifying a collector takes: the whole door.
+
 import (
 	"github.com/gocolly/colly/v2"
 

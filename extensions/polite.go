@@ -54,7 +54,8 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	if c == nil {
 		return nil, errors.New("etiquette: nil collector")
 	}
-	if _, ok := clientOf(c); !ok {
+	client, ok := clientReader(c)
+	if !ok {
 		return nil, errors.New("etiquette: this Colly version's collector layout is not the one Polite was built for (v2.3.0); cannot watch its transport")
 	}
 	logger := p.Logger
@@ -66,7 +67,7 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 		// Leave c unable to send: its transport fails every request, and its context is done.
 		err = fmt.Errorf("%w (this collector sends nothing until extensions.Polite succeeds)", err)
 		c.WithTransport(refusingTransport{err})
-		installGuard(c, &guardState{refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
+		installGuard(c, client, &guardState{refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
 		return nil, err
 	}
 	c.WithTransport(d)
@@ -76,7 +77,7 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	c.CacheDir = ""
 	c.MaxBodySize = 0
 	c.UserAgent = d.UserAgent()
-	installGuard(c, &guardState{door: d, logger: logger, bus: d.Events()})
+	installGuard(c, client, &guardState{door: d, logger: logger, bus: d.Events()})
 	return d, nil
 }
 
@@ -101,8 +102,8 @@ func Status(c *colly.Collector) error {
 // before follow the new door.
 type guard struct {
 	context.Context
-	c     *colly.Collector
-	state atomic.Pointer[guardState]
+	client func() *http.Client // the collector's current client
+	state  atomic.Pointer[guardState]
 }
 
 // guardState is what one Polite call installed: a door, or the refusal of an invalid policy.
@@ -117,8 +118,9 @@ type guardState struct {
 	bypass atomic.Pointer[error]
 }
 
-// installGuard gives c's guard the state st, wrapping c's context in a guard the first time.
-func installGuard(c *colly.Collector, st *guardState) {
+// installGuard gives c's guard the state st, wrapping c's context in a guard that reads c's
+// client with client the first time.
+func installGuard(c *colly.Collector, client func() *http.Client, st *guardState) {
 	st.done = make(chan struct{})
 	if st.refused != nil {
 		close(st.done)
@@ -131,7 +133,7 @@ func installGuard(c *colly.Collector, st *guardState) {
 	if parent == nil {
 		parent = context.Background()
 	}
-	g := &guard{Context: parent, c: c}
+	g := &guard{Context: parent, client: client}
 	g.state.Store(st)
 	c.Context = g
 }
@@ -149,7 +151,7 @@ func (g *guard) check() error {
 	if e := st.bypass.Load(); e != nil {
 		return *e
 	}
-	client, _ := clientOf(g.c)
+	client := g.client()
 	var why string
 	switch {
 	case client == nil:
@@ -191,19 +193,25 @@ func (t refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return nil, t.err
 }
 
-// clientOf reads the collector's unexported HTTP client. Colly v2.3.0 has no getter for it, and
-// the door must notice when a setter replaced the transport. The read is checked against the
-// layout at install time (Install refuses when the layout differs), and a spec pins it.
-func clientOf(c *colly.Collector) (*http.Client, bool) {
-	v := reflect.ValueOf(c).Elem().FieldByName("backend")
-	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
+// clientReader returns a function that reads c's unexported HTTP client. Colly v2.3.0 has no
+// getter for it, and the door must notice when a setter replaced the transport. The layout is
+// looked up by reflection once, here — it reports false when it is not the one Polite was built
+// for — and the function reads the two pointers at their offsets, because the guard runs it on
+// every Done and Err of every request's context. A spec pins the layout.
+func clientReader(c *colly.Collector) (func() *http.Client, bool) {
+	backend, ok := reflect.TypeFor[colly.Collector]().FieldByName("backend")
+	if !ok || len(backend.Index) != 1 || backend.Type.Kind() != reflect.Pointer || backend.Type.Elem().Kind() != reflect.Struct {
 		return nil, false
 	}
-	b := v.Elem()
-	f := b.FieldByName("Client")
-	if !f.IsValid() || f.Type() != reflect.TypeOf((*http.Client)(nil)) {
+	client, ok := backend.Type.Elem().FieldByName("Client")
+	if !ok || len(client.Index) != 1 || client.Type != reflect.TypeFor[*http.Client]() {
 		return nil, false
 	}
-	client := *(**http.Client)(unsafe.Pointer(f.UnsafeAddr()))
-	return client, true
+	return func() *http.Client {
+		b := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(c), backend.Offset))
+		if b == nil {
+			return nil
+		}
+		return *(**http.Client)(unsafe.Add(b, client.Offset))
+	}, true
 }

@@ -1,5 +1,7 @@
 package politeness
 
+// This file decides which cookies go out and come back: none, or what a declared purpose keeps.
+
 import (
 	"net/http"
 

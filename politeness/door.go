@@ -3,9 +3,32 @@
 // backs off when a site asks and waits for the origin's turn — in that order, for every request,
 // redirect hop, robots.txt fetch and retry.
 //
-// The stack, top to bottom (see [NewDoor]):
+// The stack, top to bottom, as [NewDoor] builds it:
 //
 //	identity → robots gate → cookies → cache → backoff → host clock → net/http.Transport
+//
+// Around these seven sit layers that serve the whole stack rather than one rule (marked ·):
+//
+//	http.Client              calls the door once per redirect hop: every hop enters at the top
+//	· redirect credentials   a hop drops the userinfo its Location carried: no Basic auth to
+//	                         another origin, no password in a log, an event or a cache key
+//	· events                 one Response event per response when its body ends (status, cache
+//	                         outcome, bytes); every event redacts passwords in URLs
+//	· Stop tracking          registers the request so that Door.Stop can cancel it while it waits;
+//	                         counts the waiting ones (the backlog notice)
+//	· body cap               cuts a body at its kind's cap, with an error, never silently
+//	identity                 User-Agent, From; the request's kind into its context; Accept by kind
+//	robots gate              RFC 9309 for this exact URL; fetches robots.txt by sending a marked
+//	                         request into the top of the door
+//	cookies                  none, or only what a declared purpose needs
+//	cache                    RFC 9111; a fresh hit returns here and spends no budget
+//	backoff                  re-sends after 429/503 once the host clock's pause ends
+//	· door's own clock       only for a Rate or Concurrency below the process-wide default
+//	host clock               the process-wide start budget per origin; the timeout starts here
+//	· wire                   Stop leaves a request alone from here on
+//	· private networks       a redirect hop from a public address may not reach a private one
+//	                         (checked on the address the dial resolved)
+//	net/http.Transport
 //
 // Because enforcement lives in the transport, no Colly option, callback or redirect can route
 // around it: Go's http.Client calls the transport once per redirect hop, and the door's own
@@ -13,49 +36,38 @@
 //
 // Per-origin state — the host clock and the robots.txt keeper — is process-wide by default: two
 // doors, two collectors and every clone in one process share one budget per origin, because the
-// site pays for the crawler as a whole (the RRZE rules count it so). This is the one justified
-// global; pass Policy.Clock and Policy.Robots to give a door its own.
+// site pays for the crawler as a whole (the RRZE rules count it so). Pass Policy.Clock and
+// Policy.Robots to give a door its own.
 package politeness
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"sync"
-	"sync/atomic"
 
-	"github.com/politecrawl/etiquette/cookies"
 	"github.com/politecrawl/etiquette/politeness/backoff"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/identity"
-	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
 // MaxRedirects is the number of redirect hops [Door.Client] follows (Go's and Colly's default).
 const MaxRedirects = 10
 
-// MaxRobotsRedirects is the number of redirect hops followed for robots.txt (RFC 9309 §2.3.1.2).
-const MaxRobotsRedirects = 5
-
 // Door is the top of the request stack. It is an http.RoundTripper; use it as the Transport of
 // an http.Client that has no cookie jar, or call [Door.Client]. A Door is safe for concurrent use.
+//
+// Its decisions are events ([Door.Events]) and counters ([Door.Stats]). Besides one event per
+// request, it emits a Notice (reason "backlog") when more than 1,000 of its requests wait for
+// their origin's turn at once — with an Async Colly collector, a sign to bound the queue.
 type Door struct {
-	policy  Policy
-	top     http.RoundTripper // identity layer: where every request, the door's own included, enters
-	clock   hostclock.Clock
-	keeper  *robots.Keeper
-	jar     *cookies.Jar
-	cache   *cache.Transport // nil with NoCache
+	agent   string
+	top     http.RoundTripper
 	bus     *events.Bus
 	stats   *Stats
-	robotsC *http.Client // the gate's client for robots.txt: ≤5 redirects, no jar, enters at top
-
-	stopped atomic.Bool
-	pending sync.Map // *pending → struct{}: requests not yet on the wire (see Stop)
+	cache   *cache.Transport // nil with NoCache
+	pending *pendingRequests
 }
 
 // NewDoor validates p and builds the stack. It fails when the identity is missing
@@ -63,103 +75,109 @@ type Door struct {
 // Rate is above 3 or Concurrency above 2 without an explicit Clock, when the cookie purpose names
 // an unknown class, or when the default disk cache cannot be opened.
 func NewDoor(p Policy) (*Door, error) {
+	return newDoor(p, nil)
+}
+
+// newDoor is NewDoor with bottom in place of the base transport when it is not nil (a benchmark
+// of the door's own cost answers from memory).
+func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	if p.Identity.IsZero() {
 		return nil, fmt.Errorf("etiquette: %w", identity.ErrNoIdentity)
 	}
 	if _, err := p.Identity.Validate(); err != nil {
 		return nil, fmt.Errorf("etiquette: the crawler identity is not usable: %w", err)
 	}
-	d := &Door{policy: p, bus: p.Events, stats: newStats()}
-	if d.bus == nil {
-		d.bus = &events.Bus{}
-	}
-	d.bus.Subscribe(d.stats.record)
 	logger := p.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d.bus.Subscribe(logEvents(logger))
+	bus := p.Events
+	if bus == nil {
+		bus = &events.Bus{}
+	}
+	d := &Door{agent: p.agent(), bus: bus, stats: newStats(), pending: newPendingRequests(bus)}
+	bus.Subscribe(d.stats.record)
+	bus.Subscribe(logEvents(logger))
 
-	var err error
-	var stricter hostclock.Clock
-	if d.clock, stricter, err = p.clocks(); err != nil {
+	budget, stricter, err := p.clocks()
+	if err != nil {
 		return nil, err
 	}
-	if d.keeper = p.Robots; d.keeper == nil {
-		d.keeper = processKeeper()
+	jar, err := p.jar(bus)
+	if err != nil {
+		return nil, err
 	}
-	if p.Cookies != nil {
-		opts := cookies.Options{Logger: p.Logger, OnRefuse: func(r cookies.Refusal) {
-			d.bus.Emit(events.Event{Type: events.Notice, URL: r.Origin, Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
-		}}
-		if d.jar, err = cookies.NewJar(*p.Cookies, opts); err != nil {
-			return nil, fmt.Errorf("etiquette: cookie purpose: %w", err)
-		}
-	}
-
-	base := p.BaseTransport
-	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
-	} else {
-		base = base.Clone()
-	}
-	if p.Proxy != nil {
-		base.Proxy = p.Proxy
-	}
-	// A proxy CONNECT carries no request headers of ours; without this it says Go-http-client.
-	agent := p.agent()
-	if base.ProxyConnectHeader == nil {
-		base.ProxyConnectHeader = http.Header{}
-	}
-	base.ProxyConnectHeader.Set("User-Agent", agent)
-	if get := base.GetProxyConnectHeader; get != nil {
-		// A transport that computes its CONNECT headers would otherwise replace ours.
-		base.GetProxyConnectHeader = func(ctx context.Context, proxyURL *url.URL, target string) (http.Header, error) {
-			h, err := get(ctx, proxyURL, target)
-			// The function may hand out a map it shares; set ours on a copy.
-			h = h.Clone()
-			if h == nil {
-				h = http.Header{}
-			}
-			h.Set("User-Agent", agent)
-			return h, err
-		}
-	}
-
-	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
-	var rt http.RoundTripper = wireLayer(base, d)
-	rt = hostclock.Layer(rt, d.clock, hostclock.LayerOptions{Timeout: p.timeout(), Sink: d.bus})
-	if stricter != nil {
-		// This door's own lower rate or concurrency, on top of the process-wide budget: a request
-		// waits for both, so the stricter rule wins and the origin still has one budget.
-		rt = hostclock.Layer(rt, stricter, hostclock.LayerOptions{Sink: withoutPauses{d.bus}})
-	}
-	rt = backoff.Layer(rt, d.clock, backoff.Options{Sink: d.bus, Logger: logger})
+	var store cache.Store
 	if !p.NoCache {
-		store, err := p.cacheStore(logger)
-		if err != nil {
+		if store, err = p.cacheStore(logger); err != nil {
 			return nil, err
 		}
-		d.cache = cache.New(rt, store, cache.Options{Logger: logger, Events: d.bus, MinRevisit: p.MinRevisit,
-			OmitHeaders: []string{"Set-Cookie", "Set-Cookie2"}})
-		rt = d.cache
 	}
-	rt = cookieLayer(rt, d.jar, d.bus)
-	rt = robotsGate(rt, d)
-	rt = identityLayer(rt, p)
-	rt = reportLayer(rt, d)
-	d.top = rt
+	plain := p.baseTransport()
+	if bottom == nil {
+		bottom = plain
+	}
+	var guard *networkGuard
+	if !p.AllowPrivateRedirects {
+		guard = newNetworkGuard(plain, p.BaseTransport != nil && (p.BaseTransport.DialContext != nil || p.BaseTransport.Dial != nil))
+	}
+	entrance := &entrance{} // robots.txt fetches enter the door here, once it is built
 
-	d.robotsC = &http.Client{
-		Transport: d.top,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > MaxRobotsRedirects {
-				return fmt.Errorf("robots.txt: more than %d redirects (RFC 9309 §2.3.1.2)", MaxRobotsRedirects)
-			}
-			return nil
+	// The stack, top to bottom, as in the package doc. Each layer wraps the ones below it.
+	d.top = stack(bottom,
+		func(next http.RoundTripper) http.RoundTripper { return dropRedirectCredentials(next) },
+		func(next http.RoundTripper) http.RoundTripper { return reportResponses(next, bus) },
+		func(next http.RoundTripper) http.RoundTripper { return trackPending(next, d.pending, bus) },
+		func(next http.RoundTripper) http.RoundTripper { return capBodies(next, p.maxBody) },
+		func(next http.RoundTripper) http.RoundTripper {
+			return identityLayer(next, p.agent(), p.Identity.From())
 		},
-	}
+		func(next http.RoundTripper) http.RoundTripper {
+			return robotsGate(next, p.keeper(), p.token(), robotsFetch(entrance, p.timeout(), bus), budget, bus)
+		},
+		func(next http.RoundTripper) http.RoundTripper { return cookieLayer(next, jar, bus) },
+		func(next http.RoundTripper) http.RoundTripper {
+			if store == nil {
+				return next
+			}
+			d.cache = cache.New(next, store, cache.Options{Logger: logger, Events: bus, MinRevisit: p.MinRevisit,
+				OmitHeaders: []string{"Set-Cookie", "Set-Cookie2"}})
+			return d.cache
+		},
+		func(next http.RoundTripper) http.RoundTripper {
+			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger})
+		},
+		func(next http.RoundTripper) http.RoundTripper {
+			if stricter == nil {
+				return next
+			}
+			// This door's own lower rate or concurrency, on top of the process-wide budget: a
+			// request waits for both, so the stricter rule wins and the origin still has one budget.
+			return hostclock.Layer(next, stricter, hostclock.LayerOptions{Sink: withoutPauses{bus}})
+		},
+		func(next http.RoundTripper) http.RoundTripper {
+			return hostclock.Layer(next, budget, hostclock.LayerOptions{Timeout: p.timeout(), Sink: bus})
+		},
+		func(next http.RoundTripper) http.RoundTripper { return wireLayer(next, d.pending) },
+		func(next http.RoundTripper) http.RoundTripper {
+			if guard == nil {
+				return next
+			}
+			return guardPrivateNetworks(next, guard, bus)
+		},
+	)
+	entrance.top = d.top
 	return d, nil
+}
+
+// stack returns layers[0] wrapping layers[1] … wrapping bottom, so that a call site lists the
+// layers in the order a request meets them.
+func stack(bottom http.RoundTripper, layers ...func(next http.RoundTripper) http.RoundTripper) http.RoundTripper {
+	rt := bottom
+	for i := len(layers) - 1; i >= 0; i-- {
+		rt = layers[i](rt)
+	}
+	return rt
 }
 
 // RoundTrip sends req through the whole stack. It never modifies req.
@@ -195,78 +213,15 @@ func (d *Door) Stats() StatsSnapshot {
 }
 
 // UserAgent returns the User-Agent the door sends.
-func (d *Door) UserAgent() string { return d.policy.agent() }
+func (d *Door) UserAgent() string { return d.agent }
 
-var (
-	keeperOnce sync.Once
-	keeper     *robots.Keeper
-)
+// Stop makes the door refuse every new request and cancels every request still waiting — for
+// robots.txt, a start slot or a pause — with [ErrStopped]. Requests already on the wire are left
+// to finish; cancel their contexts to abort them too. Stop is what a crawler calls on SIGINT
+// before giving the requests in flight a moment to complete. It cannot be undone.
+func (d *Door) Stop() { d.pending.stop() }
 
-// clocks returns the clock that holds p's budget and, for a policy stricter than the default,
-// a clock of the door's own that its requests pass as well:
-//   - Policy.Clock when set;
-//   - otherwise hostclock.Shared(), the one process-wide budget per origin, with p's
-//     AuthorizedRates registered on it (an authorisation belongs to the origin, so every door
-//     of the process may use it);
-//   - plus, for a lower Rate or Concurrency, a clock of the door's own with those limits: a
-//     request waits for both, so the stricter rule wins and the origin keeps one budget.
-//
-// A Concurrency above the default would widen every door's budget, so it needs an explicit
-// Policy.Clock.
-func (p Policy) clocks() (budget, stricter hostclock.Clock, err error) {
-	if p.Clock != nil {
-		return p.Clock, nil, nil
-	}
-	if p.Rate > DefaultRate {
-		return nil, nil, fmt.Errorf("etiquette: Policy.Rate %g is above %d starts per second per host; "+
-			"the RRZE crawler rules require the operator's authorisation for more: list the host and its rate in Policy.AuthorizedRates", p.Rate, DefaultRate)
-	}
-	if p.Concurrency > DefaultConcurrency {
-		return nil, nil, fmt.Errorf("etiquette: Policy.Concurrency %d is above the process-wide %d in flight per host; "+
-			"build a clock with hostclock.NewLocal(hostclock.Config{Concurrency: %d}) and pass it as Policy.Clock to every door of the process",
-			p.Concurrency, DefaultConcurrency, p.Concurrency)
-	}
-	shared := hostclock.Shared()
-	for key, rate := range p.AuthorizedRates {
-		if err := shared.Authorize(key, rate); err != nil {
-			return nil, nil, fmt.Errorf("etiquette: Policy.AuthorizedRates: %w", err)
-		}
-	}
-	if p.rate() == DefaultRate && p.concurrency() == DefaultConcurrency {
-		return shared, nil, nil
-	}
-	own, err := hostclock.NewLocal(hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates,
-		Concurrency: p.concurrency(), Logger: p.Logger})
-	if err != nil {
-		return nil, nil, fmt.Errorf("etiquette: %w", err)
-	}
-	return shared, own, nil
-}
+// roundTripperFunc lets a function be a layer.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
 
-// withoutPauses drops Paused events. A door's own stricter clock learns the same outcomes as the
-// process-wide clock below it, which already reports every pause.
-type withoutPauses struct{ events.Sink }
-
-func (w withoutPauses) Emit(e events.Event) {
-	if e.Type != events.Paused {
-		w.Sink.Emit(e)
-	}
-}
-
-func processKeeper() *robots.Keeper {
-	keeperOnce.Do(func() { keeper = robots.NewKeeper(robots.Options{}) })
-	return keeper
-}
-
-// internalKey marks the door's own requests (robots.txt) in their context. It is unexported, so
-// no caller — and no header a Colly callback sets — can claim the mark.
-type internalKey struct{}
-
-func markInternal(ctx context.Context) context.Context {
-	return context.WithValue(ctx, internalKey{}, true)
-}
-
-func isInternal(ctx context.Context) bool {
-	v, _ := ctx.Value(internalKey{}).(bool)
-	return v
-}
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -1,5 +1,7 @@
 package politeness
 
+// This file decides what every request says about itself: who sends it and what it is for.
+
 import (
 	"net/http"
 	"strings"
@@ -7,36 +9,58 @@ import (
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
-// identityLayer sets exactly the policy's User-Agent (and From, when a contact is configured) on
-// every request, whatever a callback, colly.Headers or extensions.RandomUserAgent set, and moves
-// the private kind header into the request's context so it never leaves the process.
+// identityLayer sets on every request:
+//   - exactly agent as the User-Agent, whatever a callback, colly.Headers or
+//     extensions.RandomUserAgent set;
+//   - From: from — or no From when from is empty: RFC 9110 §10.1.2 asks a robot to send a
+//     contact address there, and without a configured contact a From a callback set is not sent
+//     under the crawler's name;
+//   - Accept: the kind's ([kind.Kind.Accept]) when the request has none or Colly's default "*/*";
+//     an Accept the caller chose is kept.
+//
+// It reads the request's kind once ([kind.Of]: the context, else the private [kind.Header] a
+// Colly callback set), carries it in the context for the layers below, and removes every private
+// X-Etiquette-* header, so none leaves the process.
 //
 // It runs once per redirect hop: Go's client copies the original request's headers to each hop,
 // not what a layer set, so nothing set on an earlier hop is relied on.
-func identityLayer(next http.RoundTripper, p Policy) http.RoundTripper {
-	agent := p.agent()
-	from := p.Identity.From()
+func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper {
+	// One value slice per header for every request, instead of one per request: net/http and
+	// http.Header never write into a value slice, and a capacity of 1 makes an Add copy it.
+	agentValue, fromValue := []string{agent}[:1:1], []string{from}[:1:1]
+	accepts := map[kind.Kind][]string{}
+	for _, k := range []kind.Kind{kind.Robots, kind.Sitemap, kind.LLMs, kind.Feed, kind.API, kind.HTML, kind.Other} {
+		accepts[k] = []string{k.Accept()}[:1:1]
+	}
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		k := kind.Of(req)
-		out := req.Clone(kind.WithKind(req.Context(), k))
+		out := req.WithContext(kind.WithKind(req.Context(), k))
+		out.Header = req.Header.Clone() // only the headers change; the rest is shared, as WithContext does
+		if out.Header == nil {
+			out.Header = http.Header{}
+		}
+		// A URL of its own as well: Colly takes a response's Request for the request it sent only
+		// when its URL pointer differs, and then shows the headers that really went out.
+		u := *req.URL
+		out.URL = &u
 		for name := range out.Header {
 			if strings.HasPrefix(http.CanonicalHeaderKey(name), "X-Etiquette-") {
-				out.Header.Del(name)
+				delete(out.Header, name)
 			}
 		}
-		out.Header.Set("User-Agent", agent)
-		// RFC 9110 §10.1.2: a robot should send From with a contact address. Without a configured
-		// contact, a From a callback set is removed rather than sent under our name.
+		out.Header["User-Agent"] = agentValue
 		if from != "" {
-			out.Header.Set("From", from)
+			out.Header["From"] = fromValue
 		} else {
-			out.Header.Del("From")
+			delete(out.Header, "From")
+		}
+		if a := out.Header.Values("Accept"); len(a) == 0 || len(a) == 1 && strings.TrimSpace(a[0]) == "*/*" {
+			accept, ok := accepts[k]
+			if !ok {
+				accept = []string{k.Accept()}
+			}
+			out.Header["Accept"] = accept
 		}
 		return next.RoundTrip(out)
 	})
 }
-
-// roundTripperFunc lets a function be a layer.
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -1,10 +1,15 @@
 package politeness
 
+// This file decides what a Policy means: its fields, their defaults, and what the door builds
+// from them.
+
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/politecrawl/etiquette/cookies"
@@ -86,34 +91,47 @@ type Policy struct {
 	// SetProxyFunc would replace the door, so proxies are configured here.
 	Proxy func(*http.Request) (*url.URL, error)
 	// BaseTransport is the transport at the bottom of the door; nil means a clone of
-	// http.DefaultTransport. The door sets its ProxyConnectHeader (so proxy CONNECTs identify)
-	// and, when Proxy is set, its Proxy.
+	// http.DefaultTransport. The door uses a clone of it, with its ProxyConnectHeader set (so
+	// proxy CONNECTs identify) and, when Proxy is set, its Proxy.
 	BaseTransport *http.Transport
+
+	// AllowPrivateRedirects turns off the private-network check: by default a redirect hop that
+	// leaves a public address for a loopback, private (RFC 1918, RFC 4193), link-local, CGNAT
+	// (100.64.0.0/10) or unspecified one is refused (reason "private-network"), because a site
+	// on the internet must not be able to point the crawler at the network it runs in. The
+	// check is made on the address the dial resolved, so DNS rebinding cannot get around it. It
+	// never refuses the caller's own URLs, a hop within one network (loopback to loopback,
+	// 10.x to 10.x) or a hop sent through Policy.Proxy.
+	AllowPrivateRedirects bool
 
 	// MaxBodyBytes overrides the body cap per kind (see [DefaultMaxBodyBytes]).
 	MaxBodyBytes map[kind.Kind]int64
 }
 
-// DefaultRate is the default number of request starts per second per budget key.
-const DefaultRate = 3
+// DefaultRate is the default number of request starts per second per budget key; the host clock
+// holds the rule ([hostclock.DefaultRate]).
+const DefaultRate = hostclock.DefaultRate
 
-// DefaultConcurrency is the default cap of requests in flight per budget key.
-const DefaultConcurrency = 2
+// DefaultConcurrency is the default cap of requests in flight per budget key
+// ([hostclock.DefaultConcurrency]).
+const DefaultConcurrency = hostclock.DefaultConcurrency
 
 // DefaultTimeout bounds one request from the grant of its slot.
 const DefaultTimeout = 30 * time.Second
 
-// DefaultMaxBodyBytes is the body cap per kind. A body longer than its cap is cut there and the
-// read fails with a [*BodyTooLargeError], so truncation is never silent. Bodies are counted
-// after content decoding, which bounds decompression too.
-var DefaultMaxBodyBytes = map[kind.Kind]int64{
-	kind.Robots:  1 << 20,
-	kind.Sitemap: 50 << 20,
-	kind.LLMs:    10 << 20,
-	kind.Feed:    10 << 20,
-	kind.API:     10 << 20,
-	kind.HTML:    10 << 20,
-	kind.Other:   50 << 20,
+// DefaultMaxBodyBytes returns the body cap of kind k: 1 MiB for robots.txt (RFC 9309 §2.5 asks
+// for at least 500 KiB), 50 MiB for sitemaps (the sitemaps.org limit) and other kinds, 10 MiB for
+// pages, llms.txt, feeds and API responses. A body longer than its cap is cut there and the read
+// fails with a [*BodyTooLargeError], so truncation is never silent. Bodies are counted after
+// content decoding, which bounds decompression too.
+func DefaultMaxBodyBytes(k kind.Kind) int64 {
+	switch k {
+	case kind.Robots:
+		return 1 << 20
+	case kind.Sitemap, kind.Other:
+		return 50 << 20
+	}
+	return 10 << 20
 }
 
 func (p Policy) rate() float64 {
@@ -141,7 +159,7 @@ func (p Policy) maxBody(k kind.Kind) int64 {
 	if n, ok := p.MaxBodyBytes[k]; ok && n > 0 {
 		return n
 	}
-	return DefaultMaxBodyBytes[k]
+	return DefaultMaxBodyBytes(k)
 }
 
 // token is the product token robots.txt is decided for, and agent the User-Agent sent.
@@ -177,4 +195,67 @@ func (p Policy) cacheStore(logger *slog.Logger) (cache.Store, error) {
 		return nil, fmt.Errorf("etiquette: opening the cache in %s (set Policy.CacheStore or NoCache): %w", dir, err)
 	}
 	return store, nil
+}
+
+// processKeeper is the robots.txt keeper of every door built without Policy.Robots. It is
+// process-wide for the reason the host clock is (hostclock.Shared): the site pays for the crawler
+// as a whole, so every door, collector and clone of the process asks for an origin's robots.txt
+// once and obeys the same copy.
+var processKeeper = sync.OnceValue(func() *robots.Keeper { return robots.NewKeeper(robots.Options{}) })
+
+// keeper returns the robots.txt keeper of the door: Policy.Robots, else the process-wide one.
+func (p Policy) keeper() *robots.Keeper {
+	if p.Robots != nil {
+		return p.Robots
+	}
+	return processKeeper()
+}
+
+// jar returns the purpose-bound cookie jar, or nil without a purpose. Every cookie the jar refuses
+// is a Notice on sink.
+func (p Policy) jar(sink events.Sink) (*cookies.Jar, error) {
+	if p.Cookies == nil {
+		return nil, nil
+	}
+	opts := cookies.Options{Logger: p.Logger, OnRefuse: func(r cookies.Refusal) {
+		sink.Emit(events.Event{Type: events.Notice, URL: r.Origin, Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
+	}}
+	jar, err := cookies.NewJar(*p.Cookies, opts)
+	if err != nil {
+		return nil, fmt.Errorf("etiquette: cookie purpose: %w", err)
+	}
+	return jar, nil
+}
+
+// baseTransport returns the transport at the bottom of the door: a clone of Policy.BaseTransport
+// (else of http.DefaultTransport) with Policy.Proxy, and the User-Agent on proxy CONNECTs, which
+// carry no request header of ours (without it they say Go-http-client).
+func (p Policy) baseTransport() *http.Transport {
+	base := p.BaseTransport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport)
+	}
+	base = base.Clone()
+	if p.Proxy != nil {
+		base.Proxy = p.Proxy
+	}
+	agent := p.agent()
+	if base.ProxyConnectHeader == nil {
+		base.ProxyConnectHeader = http.Header{}
+	}
+	base.ProxyConnectHeader.Set("User-Agent", agent)
+	if get := base.GetProxyConnectHeader; get != nil {
+		// A transport that computes its CONNECT headers would otherwise replace ours.
+		base.GetProxyConnectHeader = func(ctx context.Context, proxyURL *url.URL, target string) (http.Header, error) {
+			h, err := get(ctx, proxyURL, target)
+			// The function may hand out a map it shares; set ours on a copy.
+			h = h.Clone()
+			if h == nil {
+				h = http.Header{}
+			}
+			h.Set("User-Agent", agent)
+			return h, err
+		}
+	}
+	return base
 }

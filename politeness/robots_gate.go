@@ -1,11 +1,10 @@
 package politeness
 
+// This file decides whether a request's URL may be fetched at all: robots.txt (RFC 9309).
+
 import (
-	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -15,91 +14,39 @@ import (
 )
 
 // robotsGate decides every request's URL — each redirect hop and HEAD included — against the
-// robots.txt of its origin, for the door's token (RFC 9309 §2.2). A disallowed request is not
-// sent: the caller gets a *robots.DisallowedError naming the deciding rule.
+// robots.txt of its origin, kept by keeper and fetched with fetch, for token (RFC 9309 §2.2). A
+// disallowed request is not sent: the caller gets a *robots.DisallowedError naming the deciding
+// rule, and sink a Refused event (reason "robots"; "error" when robots.txt could not be decided).
+// An admitted request is an Admitted event. The Crawl-delay of token's group becomes the floor of
+// the origin's interval on clock.
 //
-// The gate holds no budget slot while it waits for robots.txt: the fetch it triggers enters the
-// door at the top (identified, cookie-free, cached, budgeted like any request), marked internal
-// so that the gate lets it through instead of deciding robots.txt for robots.txt.
-func robotsGate(next http.RoundTripper, d *Door) http.RoundTripper {
-	token := d.policy.token()
+// The gate holds no budget slot while it waits for robots.txt: the fetch enters the door at the
+// top (identified, cookie-free, cached, budgeted like any request), marked internal so that the
+// gate lets it through instead of deciding robots.txt for robots.txt.
+func robotsGate(next http.RoundTripper, keeper *robots.Keeper, token string, fetch robots.Fetch, clock hostclock.Clock, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		k := kind.FromContext(req.Context())
-		budget, _ := origin.BudgetKey(req.URL)
 		if isInternal(req.Context()) {
 			return next.RoundTrip(req)
 		}
-		if d.stopped.Load() {
-			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,
-				Method: req.Method, Reason: "stopped", Detail: ErrStopped.Error(), Err: ErrStopped})
-			return nil, ErrStopped
-		}
-		entry, err := d.keeper.Lookup(req.Context(), req.URL, d.fetchRobots)
+		budget, _ := origin.BudgetKey(req.URL)
+		ev := events.Event{URL: req.URL.String(), Origin: budget, Kind: kind.FromContext(req.Context()), Method: req.Method}
+		entry, err := keeper.Lookup(req.Context(), req.URL, fetch)
 		if err != nil {
-			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,
-				Method: req.Method, Reason: "error", Detail: err.Error(), Err: err})
+			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "error", err.Error(), err
+			sink.Emit(ev)
 			return nil, fmt.Errorf("robots.txt for %s: %w", req.URL.Redacted(), err)
 		}
 		delay, _ := entry.CrawlDelay(token)
 		robotsKey, _ := origin.RobotsKey(req.URL)
-		d.clock.SetFloor(budget, robotsKey+" "+token, delay)
-		dec := entry.Decide(token, req.URL)
-		if !dec.Allowed {
-			derr := &robots.DisallowedError{URL: req.URL.String(), Token: token, Decision: dec}
-			d.bus.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: k,
-				Method: req.Method, Reason: "robots", Detail: derr.Error(), Err: derr})
+		clock.SetFloor(budget, robotsKey+" "+token, delay)
+		if dec := entry.Decide(token, req.URL); !dec.Allowed {
+			derr := &robots.DisallowedError{URL: req.URL.Redacted(), Token: token, Decision: dec}
+			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "robots", derr.Error(), derr
+			sink.Emit(ev)
 			return nil, derr
 		}
-		d.bus.Emit(events.Event{Type: events.Admitted, URL: req.URL.String(), Origin: budget, Kind: k, Method: req.Method})
+		ev.Type = events.Admitted
+		sink.Emit(ev)
 		return next.RoundTrip(req)
 	})
-}
-
-// robotsMaxWait bounds how long a robots.txt request may wait for its origin's turn. It is
-// longer than any pause the host clock waits out (a Retry-After beyond 24 h gives the origin up).
-const robotsMaxWait = 25 * time.Hour
-
-// fetchRobots is the keeper's fetch: a GET of robotsURL sent into the top of the door with the
-// internal mark and the robots kind, following at most MaxRobotsRedirects hops.
-//
-// The keeper bounds its fetch with a deadline (robots.Options.FetchTimeout), but a robots.txt
-// request may wait for its origin's turn far longer — behind a Retry-After or a Crawl-delay —
-// and time spent waiting must not turn into a false "unreachable" that refuses allowed pages.
-// So the deadline is moved: the keeper's allowance bounds the exchange with the server, counted
-// from the grant of the slot (hostclock.WithTimeout), and the wait is bounded by robotsMaxWait.
-func (d *Door) fetchRobots(ctx context.Context, robotsURL string) (*http.Response, error) {
-	exchange := d.policy.timeout()
-	if deadline, ok := ctx.Deadline(); ok {
-		exchange = time.Until(deadline)
-	}
-	ctx, cancel := context.WithTimeout(hostclock.WithTimeout(context.WithoutCancel(ctx), exchange), robotsMaxWait)
-	ctx = markInternal(kind.WithKind(ctx, kind.Robots))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/plain")
-	resp, err := d.robotsC.Do(req)
-	if err != nil {
-		cancel()
-		budget, _ := origin.BudgetKey(req.URL)
-		d.bus.Emit(events.Event{Type: events.Refused, URL: robotsURL, Origin: budget, Kind: kind.Robots,
-			Method: http.MethodGet, Reason: "error", Detail: err.Error(), Err: err})
-		return nil, err
-	}
-	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-	return resp, nil
-}
-
-// cancelOnClose releases a request's context when its body is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (c *cancelOnClose) Close() error {
-	err := c.ReadCloser.Close()
-	c.cancel()
-	return err
 }

@@ -1,38 +1,49 @@
 package politeness
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
 func TestStopCancelsWaitingRequestsAndLetsTheWireFinish(t *testing.T) {
-	slowArrived, throttledArrived := make(chan struct{}), make(chan struct{}, 4)
+	slowArrived, finishSlow := make(chan struct{}), make(chan struct{})
 	var throttled atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
 		case "/slow":
 			close(slowArrived)
-			time.Sleep(500 * time.Millisecond)
+			<-finishSlow
 			io.WriteString(w, "done")
 		case "/throttled":
 			throttled.Add(1)
-			throttledArrived <- struct{}{}
 			w.Header().Set("Retry-After", "30")
 			w.WriteHeader(http.StatusTooManyRequests)
 		}
 	}))
 	defer srv.Close()
-	d := testDoor(t, srv, nil)
+	retryWaits := make(chan struct{}, 4)
+	d := testDoor(t, srv, func(p *Policy) {
+		p.Events = &events.Bus{}
+		p.Events.Subscribe(func(e events.Event) {
+			if e.Type == events.Retried {
+				retryWaits <- struct{}{} // the 429 is closed; the re-send waits out Retry-After
+			}
+		})
+	})
 	type result struct {
 		body string
 		err  error
@@ -54,8 +65,7 @@ func TestStopCancelsWaitingRequestsAndLetsTheWireFinish(t *testing.T) {
 	slow := get("/slow")
 	<-slowArrived
 	retrying := get("/throttled") // answered 429 with Retry-After: 30; the retry waits for the pause
-	<-throttledArrived
-	time.Sleep(100 * time.Millisecond)
+	<-retryWaits
 
 	d.Stop()
 	select {
@@ -66,6 +76,7 @@ func TestStopCancelsWaitingRequestsAndLetsTheWireFinish(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Stop did not cancel the request waiting out Retry-After")
 	}
+	close(finishSlow)
 	if r := <-slow; r.err != nil || r.body != "done" {
 		t.Errorf("the request on the wire: %q, %v; want it to finish", r.body, r.err)
 	}
@@ -80,6 +91,7 @@ func TestStopCancelsWaitingRequestsAndLetsTheWireFinish(t *testing.T) {
 // Stop is called while a 429's body is still arriving: Stop leaves it (it is on the wire), but
 // the retry that would follow must not then wait out the Retry-After.
 func TestStopWhileA429IsArrivingCancelsItsRetry(t *testing.T) {
+	headersSent, finishBody := make(chan struct{}), make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			return
@@ -87,15 +99,17 @@ func TestStopWhileA429IsArrivingCancelsItsRetry(t *testing.T) {
 		w.Header().Set("Retry-After", "10")
 		w.WriteHeader(http.StatusTooManyRequests)
 		w.(http.Flusher).Flush()
-		time.Sleep(500 * time.Millisecond)
+		close(headersSent)
+		<-finishBody
 		io.WriteString(w, "slow down")
 	}))
 	defer srv.Close()
 	d := testDoor(t, srv, nil)
 	done := getAsync(d, srv.URL+"/a")
-	time.Sleep(250 * time.Millisecond)
+	<-headersSent
 	stopped := time.Now()
 	d.Stop()
+	close(finishBody)
 	select {
 	case err := <-done:
 		if !errors.Is(err, ErrStopped) {
@@ -122,15 +136,16 @@ func TestStoppingOneDoorDoesNotFailAnothersRobotsTxt(t *testing.T) {
 		t.Fatal(err)
 	}
 	keeper := robots.NewKeeper(robots.Options{})
-	shared := func(p *Policy) { p.Clock, p.Robots = clock, keeper }
+	held := &heldRobots{Clock: clock, waiting: make(chan struct{}), release: make(chan struct{})}
+	shared := func(p *Policy) { p.Clock, p.Robots = held, keeper }
 	a, b := testDoor(t, srv, shared), testDoor(t, srv, shared)
-	clock.Pause(srv.Listener.Addr().String(), time.Now().Add(time.Second), "test")
-	aDone := getAsync(a, srv.URL+"/a") // starts the robots.txt fetch, which waits
-	time.Sleep(100 * time.Millisecond)
+	aDone := getAsync(a, srv.URL+"/a") // starts the robots.txt fetch, which waits for its turn
+	<-held.waiting
 	a.Stop()
 	if err := <-aDone; !errors.Is(err, ErrStopped) {
 		t.Errorf("door A after Stop: %v, want ErrStopped", err)
 	}
+	close(held.release)
 	resp, err := b.Client().Get(srv.URL + "/b")
 	if err != nil {
 		t.Fatalf("door B failed after door A stopped: %v", err)
@@ -140,20 +155,23 @@ func TestStoppingOneDoorDoesNotFailAnothersRobotsTxt(t *testing.T) {
 
 // A page waiting for robots.txt is not "on the wire" while robots.txt's body arrives.
 func TestStopWhileRobotsTxtArrivesCancelsTheWaitingPage(t *testing.T) {
+	headersSent, finishBody := make(chan struct{}), make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			time.Sleep(time.Second)
+			close(headersSent)
+			<-finishBody
 			io.WriteString(w, "User-agent: *\nCrawl-delay: 5\n")
 			return
 		}
 		io.WriteString(w, "ok")
 	}))
 	defer srv.Close()
+	defer close(finishBody)
 	d := testDoor(t, srv, nil)
 	done := getAsync(d, srv.URL+"/a")
-	time.Sleep(300 * time.Millisecond)
+	<-headersSent
 	d.Stop()
 	select {
 	case err := <-done:
@@ -163,6 +181,26 @@ func TestStopWhileRobotsTxtArrivesCancelsTheWaitingPage(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("the page still waited after Stop")
 	}
+}
+
+// heldRobots is a clock that holds robots.txt requests at Acquire until release is closed (or
+// their context ends), and says on waiting when the first one arrives.
+type heldRobots struct {
+	hostclock.Clock
+	once             sync.Once
+	waiting, release chan struct{}
+}
+
+func (h *heldRobots) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock.Lease, error) {
+	if k == kind.Robots {
+		h.once.Do(func() { close(h.waiting) })
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	return h.Clock.Acquire(ctx, key, k)
 }
 
 // getAsync sends a GET through d in the background; the channel gets its error once the response

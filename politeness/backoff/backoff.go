@@ -14,12 +14,9 @@ package backoff
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -61,10 +58,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Now reads the time; nil means time.Now.
 	Now func() time.Time
-	// Policy and Rand are used only when the layer has no clock (c == nil): the layer then waits
-	// out Retry-After or the backoff itself. nil means DefaultPolicy and math/rand/v2.
-	Policy Policy
-	Rand   func() float64
 }
 
 // DefaultRetry retries idempotent requests that can be re-sent (GET and HEAD without a body, or
@@ -86,8 +79,8 @@ func DefaultRetry(req *http.Request, resp *http.Response) bool {
 // origin is paused for longer than MaxWait, or when its context ends while waiting (the caller then
 // gets the context's error).
 //
-// With c nil there is no clock to hold the retry, and the layer waits itself: Retry-After when
-// usable, else the policy's backoff.
+// The layer never waits itself: the clock below holds the retry until the pause ends. With c nil
+// nothing would hold it, so nothing is retried and every response passes through unchanged.
 func Layer(next http.RoundTripper, c Clock, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -107,11 +100,8 @@ func Layer(next http.RoundTripper, c Clock, o Options) http.RoundTripper {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Policy == nil {
-		o.Policy = DefaultPolicy
-	}
-	if o.Rand == nil {
-		o.Rand = rand.Float64
+	if c == nil {
+		o.MaxRetries = -1
 	}
 	return &layer{next: next, clock: c, o: o}
 }
@@ -135,8 +125,7 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil || attempt >= t.o.MaxRetries || !t.o.Retry(req, resp) {
 			return resp, err
 		}
-		ra, raErr := ParseRetryAfter(resp.Header.Get("Retry-After"), t.o.Now())
-		if errors.Is(raErr, ErrBeyondCeiling) {
+		if _, raErr := ParseRetryAfter(resp.Header.Get("Retry-After"), t.o.Now()); errors.Is(raErr, ErrBeyondCeiling) {
 			return resp, nil // not worth a retry; the clock gives the origin up when the body closes
 		}
 		// Closing the body hands the slot back and lets the clock learn the pause.
@@ -151,18 +140,12 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		var wait time.Duration
 		why := "retry-after"
-		if t.clock != nil {
-			until, reason, gerr := t.clock.PausedUntil(key)
-			if gerr != nil {
-				return stop()
-			}
-			if !until.IsZero() {
-				wait, why = until.Sub(t.o.Now()), reason
-			}
-		} else if raErr == nil {
-			wait = ra
-		} else {
-			wait, why = t.o.Policy(Throttled, attempt+1, t.o.Rand), "backoff"
+		until, reason, gerr := t.clock.PausedUntil(key)
+		if gerr != nil {
+			return stop()
+		}
+		if !until.IsZero() {
+			wait, why = until.Sub(t.o.Now()), reason
 		}
 		if wait > t.o.MaxWait {
 			return stop()
@@ -177,13 +160,8 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.o.Sink.Emit(events.Event{Type: events.Retried, URL: req.URL.String(), Origin: key, Kind: kind.Of(req),
 			Method: req.Method, Status: resp.StatusCode, Reason: why, Wait: max(wait, 0)})
-		t.logger().Info("backoff: retrying", "origin", key, "url", req.URL.String(), "status", resp.StatusCode,
+		t.logger().Info("backoff: retrying", "origin", key, "url", req.URL.Redacted(), "status", resp.StatusCode,
 			"attempt", attempt+1, "reason", why, "wait", max(wait, 0))
-		if t.clock == nil && wait > 0 {
-			if err := sleep(req.Context(), wait); err != nil {
-				return nil, fmt.Errorf("backoff: waiting %s to retry %s after %d: %w", wait, req.URL, resp.StatusCode, err)
-			}
-		}
 	}
 }
 
@@ -207,14 +185,3 @@ func keepBody(resp *http.Response) io.ReadCloser {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

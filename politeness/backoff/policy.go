@@ -1,5 +1,7 @@
 package backoff
 
+// This file decides how long an origin pauses after a failure that names no Retry-After.
+
 import (
 	"math"
 	"time"
@@ -30,7 +32,7 @@ func (c Class) String() string {
 // Policy returns how long an origin pauses after its n-th consecutive failure (n ≥ 1) of class c.
 // rnd returns a uniformly distributed value in [0, 1); a policy draws its jitter from it so that
 // tests can fix it. A Policy is a replaceable value, as in go-retryablehttp: set
-// hostclock.Config.Backoff (or Options.Policy) to your own function to change the decision.
+// hostclock.Config.Backoff to your own function to change the decision.
 type Policy func(c Class, n int, rnd func() float64) time.Duration
 
 // Exponential is a capped exponential backoff with upward jitter: the n-th failure waits
@@ -73,18 +75,23 @@ func clamp01(f float64) float64 {
 	return f
 }
 
-// The default backoff for each class. A throttled origin starts at 2 s and doubles to 5 minutes
-// (with the rate also halved after a 429, by the host clock); a transient failure starts at 1 s and
-// doubles to 1 minute. Both add up to 25 % jitter.
-var (
-	ThrottledBackoff = Exponential{Base: 2 * time.Second, Factor: 2, Ceiling: 5 * time.Minute, Jitter: 0.25}
-	TransientBackoff = Exponential{Base: time.Second, Factor: 2, Ceiling: time.Minute, Jitter: 0.25}
-)
+// ThrottledBackoff is the default backoff after a 429 or 503 without a usable Retry-After: 2 s
+// doubling to 5 minutes, plus up to 25 % jitter (the host clock also halves the rate after a 429).
+func ThrottledBackoff() Exponential {
+	return Exponential{Base: 2 * time.Second, Factor: 2, Ceiling: 5 * time.Minute, Jitter: 0.25}
+}
+
+// TransientBackoff is the default backoff after another 5xx, a timeout or a connection error:
+// 1 s doubling to 1 minute, plus up to 25 % jitter — milder, because the site did not ask the
+// crawler to slow down.
+func TransientBackoff() Exponential {
+	return Exponential{Base: time.Second, Factor: 2, Ceiling: time.Minute, Jitter: 0.25}
+}
 
 // DefaultPolicy applies [ThrottledBackoff] or [TransientBackoff] according to c.
 func DefaultPolicy(c Class, n int, rnd func() float64) time.Duration {
 	if c == Throttled {
-		return ThrottledBackoff.Delay(n, rnd)
+		return ThrottledBackoff().Delay(n, rnd)
 	}
-	return TransientBackoff.Delay(n, rnd)
+	return TransientBackoff().Delay(n, rnd)
 }

@@ -1,5 +1,7 @@
 package backoff
 
+// This file decides what a Retry-After value means (RFC 9110 §10.2.3).
+
 import (
 	"errors"
 	"fmt"

@@ -4,7 +4,9 @@
 package events
 
 import (
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +23,8 @@ const (
 	// Waited: a request waited for its turn; Reason says why (rate, crawl-delay, latency,
 	// retry-after, backoff, concurrency, robots) and Wait for how long.
 	Waited Type = "waited"
-	// Refused: a request was not sent; Reason says why ("robots", "budget", "error", …) and Detail
-	// gives the deciding rule or error text.
+	// Refused: a request was not sent; Reason says why ("robots", "budget", "error", "stopped",
+	// "private-network") and Detail gives the deciding rule or error text.
 	Refused Type = "refused"
 	// Response: a response reached the top of the door; Status, Cache and Bytes are set. Bytes is
 	// the decoded body size delivered, known only when the body has been read or closed, so this
@@ -32,9 +34,10 @@ const (
 	Paused Type = "paused"
 	// Retried: the backoff layer re-sent a request after a 429/503 or a transient error.
 	Retried Type = "retried"
-	// Notice: something an operator should know that is not about one request (a weakened
-	// collector, a truncated body, a cookie refused, an origin slowed by its response time:
-	// reason "latency").
+	// Notice: something an operator should know that is not about one request; Reason says what
+	// ("door-bypassed": a weakened collector, "truncated": a body cut at its cap,
+	// "cookie-refused", "backlog": too many requests waiting, "cache-corrupt", "latency": an origin
+	// slowed by its response time, or recovered).
 	Notice Type = "notice"
 )
 
@@ -42,7 +45,7 @@ const (
 type Event struct {
 	Time      time.Time
 	Type      Type
-	URL       string
+	URL       string // never with a password: Bus.Emit redacts userinfo to user:xxxxx@
 	Origin    string // the budget key (host[:port])
 	Kind      kind.Kind
 	Method    string
@@ -62,7 +65,7 @@ type Sink interface {
 	Emit(Event)
 }
 
-// Discard is a Sink that drops every event.
+// Discard is a Sink that drops every event (a value, as io.Discard is: never reassign it).
 var Discard Sink = discard{}
 
 type discard struct{}
@@ -96,15 +99,43 @@ func (b *Bus) Subscribe(fn func(Event)) (cancel func()) {
 	}
 }
 
-// Emit sends e to every subscriber, stamping Time when it is zero.
+// Emit sends e to every subscriber, stamping Time when it is zero and replacing a password in
+// URL by xxxxx (url.URL.Redacted), so that no subscriber — a log, a JSON line, a counter — can
+// print one.
 func (b *Bus) Emit(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	e.URL = redact(e.URL)
 	b.mu.Lock()
 	subs := b.subs
 	b.mu.Unlock()
 	for _, s := range subs {
 		s.fn(e)
 	}
+}
+
+// redact returns rawURL with the password of its userinfo replaced by xxxxx
+// (https://user:xxxxx@host/), as url.URL.Redacted does. A string that does not parse as a URL
+// loses its whole userinfo instead (https://xxxxx@host/).
+func redact(rawURL string) string {
+	if !strings.Contains(rawURL, "@") {
+		return rawURL
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return rawURL
+	}
+	authority := rest
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		authority = rest[:end]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return rawURL
+	}
+	return scheme + "://xxxxx@" + rest[at+1:]
 }

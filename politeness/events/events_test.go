@@ -54,3 +54,23 @@ func TestBusStampsTimeAndIsSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("delivered %d events, want 800", n)
 	}
 }
+
+func TestBusRedactsPasswordsInURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://example.org/a", "https://example.org/a"},
+		{"http://user:secret@other.example/x?q=1", "http://user:xxxxx@other.example/x?q=1"},
+		{"http://user@other.example/", "http://user@other.example/"}, // no password to hide
+		{"https://example.org/mail/a@b.example", "https://example.org/mail/a@b.example"},
+		{"http://user:secret@bad host/%zz", "http://xxxxx@bad host/%zz"}, // does not parse: all userinfo goes
+		{"", ""},
+	}
+	var b Bus
+	var got string
+	b.Subscribe(func(e Event) { got = e.URL })
+	for _, tt := range tests {
+		b.Emit(Event{Type: Response, URL: tt.in})
+		if got != tt.want {
+			t.Errorf("Emit(%q): subscribers saw %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

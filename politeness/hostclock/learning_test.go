@@ -22,8 +22,8 @@ func next(t *testing.T, m *manual, l *Local, prev time.Time, out Outcome) (time.
 
 func TestLearning(t *testing.T) {
 	ok := Outcome{Status: 200}
-	throttled := backoff.ThrottledBackoff
-	transient := backoff.TransientBackoff
+	throttled := backoff.ThrottledBackoff()
+	transient := backoff.TransientBackoff()
 	type step struct {
 		out    Outcome       // reported for this start
 		gap    time.Duration // expected gap before the NEXT start
@@ -111,7 +111,7 @@ func TestBackoffJitterIsInjected(t *testing.T) {
 	le := acquire(t, m, l, "a.example")
 	le.Done(Outcome{Status: 503})
 	p, ok := le.Caused()
-	want := backoff.ThrottledBackoff.Base + backoff.ThrottledBackoff.Base/8 // 25 % jitter × 0.5
+	want := backoff.ThrottledBackoff().Base + backoff.ThrottledBackoff().Base/8 // 25 % jitter × 0.5
 	if !ok || p.Reason != ReasonBackoff || p.Until.Sub(le.Grant().At) != want {
 		t.Fatalf("Caused() = %+v, %v; want a backoff pause of %v", p, ok, want)
 	}

@@ -62,8 +62,8 @@ func TestCancelWhileWaiting(t *testing.T) {
 	}
 	// The cancelled waiter left the line: the next request is served when the pause ends.
 	le := acquire(t, m, l, "a.example")
-	if g := le.Grant(); g.Wait != backoff.ThrottledBackoff.Base {
-		t.Fatalf("next request waited %v, want the pause of %v", g.Wait, backoff.ThrottledBackoff.Base)
+	if g := le.Grant(); g.Wait != backoff.ThrottledBackoff().Base {
+		t.Fatalf("next request waited %v, want the pause of %v", g.Wait, backoff.ThrottledBackoff().Base)
 	}
 	if _, err := l.Acquire(ctx, "a.example", kind.HTML); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire with a cancelled context = %v", err)

@@ -25,7 +25,7 @@ func TestAcquireRefusesAtOnceWhenTheDeadlineComesFirst(t *testing.T) {
 		}, 10 * time.Second, ReasonRetryAfter, time.Minute},
 		{"backoff after a 503, deadline in 1 s", func(t *testing.T, m *manual, l *Local) {
 			acquire(t, m, l, "a.example").Done(Outcome{Status: 503})
-		}, time.Second, ReasonBackoff, backoff.ThrottledBackoff.Base},
+		}, time.Second, ReasonBackoff, backoff.ThrottledBackoff().Base},
 		{"Crawl-delay of 30 s, deadline in 5 s", func(t *testing.T, m *manual, l *Local) {
 			l.SetFloor("a.example", botSource, 30*time.Second)
 			acquire(t, m, l, "a.example").Done(Outcome{Status: 200})

@@ -32,18 +32,36 @@ const (
 // The door strips it; it never reaches a server.
 const Header = "X-Etiquette-Kind"
 
-// All lists every kind, in discovery order.
-var All = []Kind{Robots, Sitemap, LLMs, Feed, API, HTML, Other}
-
 // Parse returns the kind named by s (case-insensitive) and whether s named one.
 func Parse(s string) (Kind, bool) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	for _, k := range All {
-		if string(k) == s {
+	s = strings.TrimSpace(s)
+	for _, k := range []Kind{Robots, Sitemap, LLMs, Feed, API, HTML, Other} {
+		if strings.EqualFold(string(k), s) {
 			return k, true
 		}
 	}
 	return "", false
+}
+
+// Accept returns the Accept header (RFC 9110 §12.5.1) a request of kind k sends when its caller
+// chose none: the media types the kind is published in, most likely first, and */* at a low
+// weight so that a site serving an unexpected type still answers rather than sending 406.
+func (k Kind) Accept() string {
+	switch k {
+	case Robots:
+		return "text/plain,*/*;q=0.1"
+	case Sitemap:
+		return "application/xml,text/xml;q=0.9,application/gzip;q=0.8,text/plain;q=0.5,*/*;q=0.1"
+	case LLMs:
+		return "text/markdown,text/plain;q=0.9,*/*;q=0.1"
+	case Feed:
+		return "application/rss+xml,application/atom+xml,application/feed+json,application/xml;q=0.9,*/*;q=0.1"
+	case API:
+		return "application/json,*/*;q=0.1"
+	case Other:
+		return "*/*"
+	}
+	return "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
 }
 
 type ctxKey struct{}

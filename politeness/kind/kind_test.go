@@ -29,12 +29,36 @@ func TestOf(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	for _, k := range All {
+	for _, k := range []Kind{Robots, Sitemap, LLMs, Feed, API, HTML, Other} {
 		if got, ok := Parse(" " + string(k) + " "); !ok || got != k {
 			t.Errorf("Parse(%q) = %q, %v", k, got, ok)
 		}
 	}
+	if got, ok := Parse("SiteMap"); !ok || got != Sitemap {
+		t.Errorf("Parse is case-insensitive: got %q, %v", got, ok)
+	}
 	if _, ok := Parse("robots.txt"); ok {
 		t.Error("Parse accepted an unknown kind")
+	}
+}
+
+func TestAccept(t *testing.T) {
+	tests := []struct {
+		kind Kind
+		want string
+	}{
+		{HTML, "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"},
+		{"", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"}, // the zero value reads as HTML
+		{Sitemap, "application/xml,text/xml;q=0.9,application/gzip;q=0.8,text/plain;q=0.5,*/*;q=0.1"},
+		{LLMs, "text/markdown,text/plain;q=0.9,*/*;q=0.1"},
+		{Feed, "application/rss+xml,application/atom+xml,application/feed+json,application/xml;q=0.9,*/*;q=0.1"},
+		{API, "application/json,*/*;q=0.1"},
+		{Robots, "text/plain,*/*;q=0.1"},
+		{Other, "*/*"},
+	}
+	for _, tt := range tests {
+		if got := tt.kind.Accept(); got != tt.want {
+			t.Errorf("%q.Accept() = %q, want %q", tt.kind, got, tt.want)
+		}
 	}
 }

@@ -13,9 +13,9 @@ package origin
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -29,7 +29,10 @@ func Host(u *url.URL) (string, error) {
 		return "", ErrNoHost
 	}
 	h := strings.ToLower(u.Hostname())
-	if net.ParseIP(h) != nil {
+	if isASCII(h) && !strings.Contains(h, "xn--") {
+		// IDNA's lookup mapping leaves a lower-case ASCII host without punycode labels as it is,
+		// or rejects it (and a rejected host is keyed as it is, below), so the common case skips
+		// it: it runs for every request.
 		return h, nil
 	}
 	a, err := idna.Lookup.ToASCII(h)
@@ -39,6 +42,15 @@ func Host(u *url.URL) (string, error) {
 		return h, nil
 	}
 	return a, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func schemePort(u *url.URL) (scheme, port string, err error) {
@@ -82,15 +94,6 @@ func RobotsKey(u *url.URL) (string, error) {
 	}
 	def := (scheme == "http" && port == "80") || (scheme == "https" && port == "443")
 	return scheme + "://" + hostPort(host, port, def), nil
-}
-
-// RobotsURL returns the robots.txt URL that governs u (RFC 9309 §2.3: "/robots.txt" at the origin).
-func RobotsURL(u *url.URL) (string, error) {
-	k, err := RobotsKey(u)
-	if err != nil {
-		return "", err
-	}
-	return k + "/robots.txt", nil
 }
 
 // BudgetKey returns "host" or "host:port" for u: the default ports 80 and 443 are folded away, so
