@@ -6,8 +6,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -74,8 +72,7 @@ type Clock struct {
 	mu    sync.Mutex
 	lines map[string]*line
 
-	idPrefix string
-	nextID   atomic.Uint64
+	nextID atomic.Uint64
 
 	// testHookWait, set only by this package's tests before first use, is called whenever the
 	// first request in line was told to wait, before it waits.
@@ -87,10 +84,7 @@ var _ hostclock.Clock = (*Clock)(nil)
 // Clock returns the store's host clock; every call returns the same one.
 func (s *Store) Clock() *Clock {
 	s.clockOnce.Do(func() {
-		var id [8]byte
-		_, _ = rand.Read(id[:])
-		s.clock = &Clock{s: s, cfg: s.opts.Clock, log: cmp.Or(s.opts.Clock.Logger, s.log), lines: map[string]*line{},
-			idPrefix: hex.EncodeToString(id[:]) + ":"}
+		s.clock = &Clock{s: s, cfg: s.opts.Clock, log: cmp.Or(s.opts.Clock.Logger, s.log), lines: map[string]*line{}}
 		s.clock.wake = newWakeups(s.client, s.clock.freed, s.log)
 		s.beat.add(s.clock.renew)
 	})
@@ -257,7 +251,7 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 	c.mu.Unlock()
 
 	q := &queued{c: c, ln: ln, w: w, key: key, k: k, start: start, phaseAt: start,
-		id: c.idPrefix + strconv.FormatUint(c.nextID.Add(1), 10)}
+		id: c.s.id + strconv.FormatUint(c.nextID.Add(1), 10)}
 	defer q.leave()
 	if !head && deadline >= 0 {
 		// Behind others in this process: the deadline is checked against the origin's rules now,

@@ -290,7 +290,21 @@ func TestRedisBackWithinTheWaitLetsTheRequestGo(t *testing.T) {
 
 func TestEveryKeyIsTaggedWithItsOriginAndExpires(t *testing.T) {
 	srv := redistest.Start(t)
-	c := newStore(t, srv, redisstore.Options{Clock: authorised(2)}).Clock()
+	st := newStore(t, srv, redisstore.Options{Crawl: "tagged", Clock: authorised(2)})
+	q := st.Queue()
+	if err := q.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.AddRequest(origin, entry("http://"+origin+"/a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.AddRequest(origin, entry("http://"+origin+"/b"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.GetRequest(origin); err != nil {
+		t.Fatal(err)
+	}
+	c := st.Clock()
 	held := take(t, c)
 	defer held.Done(hostclock.Outcome{Status: 200})
 	c.SetFloor(origin, "robots.txt", 100*time.Millisecond)
@@ -300,9 +314,11 @@ func TestEveryKeyIsTaggedWithItsOriginAndExpires(t *testing.T) {
 	if err != nil || len(keys) < 4 {
 		t.Fatalf("KEYS = %v, %v", keys, err)
 	}
+	crawl := redisstore.CrawlPrefix("tagged")
 	for _, k := range keys {
-		if !strings.HasPrefix(k, redisstore.Namespace+"{"+origin+"}:") {
-			t.Errorf("key %q does not carry the origin's hash tag in the shared namespace", k)
+		if !strings.HasPrefix(k, redisstore.Namespace+"{"+origin+"}:") && !strings.HasPrefix(k, crawl+"{"+origin+"}:") &&
+			k != crawl+"origins" && k != crawl+"started" {
+			t.Errorf("key %q does not carry the origin's hash tag, in the shared namespace or the crawl's prefix", k)
 		}
 		if ttl, err := srv.Client().PTTL(ctx, k).Result(); err != nil || ttl <= 0 {
 			t.Errorf("key %q has no expiry (%v, %v): a dead process would leave it behind", k, ttl, err)

@@ -26,6 +26,8 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,8 +101,12 @@ type Store struct {
 
 	reach *reach
 
+	id string // this process's, in lease ids
+
 	clockOnce sync.Once
 	clock     *Clock
+	queueOnce sync.Once
+	queue     *Queue
 
 	beat *heartbeat
 }
@@ -132,10 +138,18 @@ func New(client *redis.Client, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redisstore: the crawl prefix %q contains '{' or '}', which Redis Cluster reads as a hash tag; choose another name", prefix)
 	}
 	s := &Store{client: client, opts: opts, prefix: prefix, log: cmp.Or(opts.Logger, slog.Default()),
-		url: Redacted(client.Options())}
+		url: Redacted(client.Options()), id: newProcessID()}
 	s.reach = &reach{url: s.url, wait: opts.Wait, log: s.log}
 	s.beat = newHeartbeat(s)
 	return s, nil
+}
+
+// newProcessID returns a random name for this process's leases, unique among the processes
+// sharing the store.
+func newProcessID() string {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return hex.EncodeToString(id[:]) + ":"
 }
 
 // Redacted returns the address of a client's server as a redis:// URL without its password, for
