@@ -95,4 +95,3 @@ type SharedStorage interface {
 	// Taken returns the number of entries taken and not yet acknowledged, by every process.
 	Taken() (int, error)
 }
-

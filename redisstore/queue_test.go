@@ -15,7 +15,9 @@ import (
 	"github.com/politecrawl/etiquette/redisstore/redistest"
 )
 
-func entry(url string) frontier.Entry { return frontier.Entry{URL: url, Depth: 2, Via: frontier.ViaLink} }
+func entry(url string) frontier.Entry {
+	return frontier.Entry{URL: url, Depth: 2, Via: frontier.ViaLink}
+}
 
 func newQueue(t *testing.T, srv *redistest.Server, opts redisstore.Options) *redisstore.Queue {
 	t.Helper()
