@@ -132,6 +132,8 @@ func New(client *redis.Client, opts Options) (*Store, error) {
 	opts.Wait = cmp.Or(opts.Wait, DefaultWait)
 	opts.LeaseExpiry = cmp.Or(opts.LeaseExpiry, DefaultLeaseExpiry)
 	opts.CrawlIdle = cmp.Or(opts.CrawlIdle, DefaultCrawlIdle)
+	opts.MaxCacheBody = cmp.Or(opts.MaxCacheBody, DefaultMaxCacheBody)
+	opts.CacheTTL = cmp.Or(opts.CacheTTL, DefaultCacheTTL)
 	opts.Crawl = cmp.Or(opts.Crawl, DefaultCrawl)
 	prefix := cmp.Or(opts.Prefix, CrawlPrefix(opts.Crawl))
 	if strings.ContainsAny(prefix, "{}") {
