@@ -119,7 +119,7 @@ func NewSigner(key ed25519.PrivateKey, o SignerOptions) (*Signer, error) {
 func DirectoryURL(infoURL string) (string, error) {
 	u, err := url.Parse(infoURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return "", fmt.Errorf("%w: the info URL %q is not https, so no key directory can be derived from it; name an https directory URL explicitly", ErrAgentNotHTTPS, infoURL)
+		return "", fmt.Errorf("%w: the info URL %q is not https, so the key directory cannot be derived from it", ErrAgentNotHTTPS, infoURL)
 	}
 	return (&url.URL{Scheme: "https", Host: u.Host, Path: WellKnownPath}).String(), nil
 }
@@ -137,6 +137,9 @@ func (s *Signer) KeyID() string { return s.keyID }
 
 // Agent returns the key directory URL the signatures point to.
 func (s *Signer) Agent() string { return s.agent }
+
+// Expiry returns how long each signature stays valid after it is made.
+func (s *Signer) Expiry() time.Duration { return s.expiry }
 
 // PublicKey returns the public half of the signing key.
 func (s *Signer) PublicKey() ed25519.PublicKey { return s.key.Public().(ed25519.PublicKey) }
