@@ -90,6 +90,10 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runCrawl(ctx, args[1:], e)
 	case "fetch":
 		code, err = runFetch(ctx, args[1:], e)
+	case "keys":
+		code, err = runKeys(args[1:], e)
+	case "info-page":
+		code, err = runInfoPage(args[1:], e)
 	case "demo":
 		err = errNotYet("etiquette demo")
 	case "-h", "--help", "help":
