@@ -13,10 +13,7 @@ var exampleIdentityFlags = []string{"--token", "ExampleBot", "--bot-version", "1
 
 func TestInfoPageWritesThePage(t *testing.T) {
 	dir := t.TempDir()
-	key := filepath.Join(dir, "bot.pem")
-	if code, _, errOut := runCLI(t, nil, "keys", "generate", key); code != exitOK {
-		t.Fatal(errOut)
-	}
+	key := generatedKey(t, dir, "bot.pem")
 	out := filepath.Join(dir, "site")
 	args := append([]string{"info-page"}, exampleIdentityFlags...)
 	args = append(args, "--rate", "1", "--concurrency", "1", "--purpose", "Checks our own links.", "--networks", "192.0.2.0/24", "--sign-key", key, "--out", out)
@@ -53,10 +50,7 @@ func TestInfoPageWritesThePage(t *testing.T) {
 
 func TestInfoPageRefusals(t *testing.T) {
 	dir := t.TempDir()
-	key := filepath.Join(dir, "bot.pem")
-	if code, _, errOut := runCLI(t, nil, "keys", "generate", key); code != exitOK {
-		t.Fatal(errOut)
-	}
+	key := generatedKey(t, dir, "bot.pem")
 	out := filepath.Join(dir, "site")
 	httpIdentity := []string{"--token", "ExampleBot", "--bot-version", "1.0", "--info-url", "http://example.org/bot"}
 	cases := []struct {

@@ -11,6 +11,16 @@ import (
 	"github.com/politecrawl/etiquette/politeness/webbotauth"
 )
 
+// generatedKey runs keys generate for a new file in dir and returns its path.
+func generatedKey(t *testing.T, dir, name string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if code, _, errOut := runCLI(t, nil, "keys", "generate", path); code != exitOK {
+		t.Fatalf("keys generate %s = exit %d: %s", path, code, errOut)
+	}
+	return path
+}
+
 func TestKeysGenerate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bot.pem")
 	code, out, errOut := runCLI(t, nil, "keys", "generate", path)
@@ -42,11 +52,7 @@ func TestKeysGenerate(t *testing.T) {
 }
 
 func TestKeysJWKSAndDirectory(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "bot.pem")
-	if code, _, errOut := runCLI(t, nil, "keys", "generate", path); code != exitOK {
-		t.Fatal(errOut)
-	}
+	path := generatedKey(t, t.TempDir(), "bot.pem")
 	key, _ := webbotauth.LoadKey(path)
 	seed := base64.RawURLEncoding.EncodeToString(key.Seed())
 
@@ -86,10 +92,7 @@ func TestKeysJWKSAndDirectory(t *testing.T) {
 
 func TestKeysRefusals(t *testing.T) {
 	dir := t.TempDir()
-	exposed := filepath.Join(dir, "exposed.pem")
-	if code, _, errOut := runCLI(t, nil, "keys", "generate", exposed); code != exitOK {
-		t.Fatal(errOut)
-	}
+	exposed := generatedKey(t, dir, "exposed.pem")
 	if err := os.Chmod(exposed, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +115,7 @@ func TestKeysRefusals(t *testing.T) {
 			t.Errorf("%v = exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
 		}
 	}
-	good := filepath.Join(dir, "good.pem")
-	if code, _, errOut := runCLI(t, nil, "keys", "generate", good); code != exitOK {
-		t.Fatal(errOut)
-	}
+	good := generatedKey(t, dir, "good.pem")
 	if code, _, errOut := runCLI(t, nil, "keys", "directory", good); code != exitUsage || !strings.Contains(errOut, "--directory-authority") {
 		t.Errorf("keys directory without an authority = exit %d, %q", code, errOut)
 	}

@@ -125,28 +125,14 @@ func (d *Directory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (d *Directory) sign(h http.Header, authority string, now time.Time) error {
 	request := &message{authority: authority}
 	resp := &message{status: http.StatusOK, header: h, request: request}
-	input, sigs := httpsfv.NewDictionary(), httpsfv.NewDictionary()
+	sigs := newSignatures()
 	for i, k := range d.keys {
 		covered := directoryCovered(Thumbprint(k.Public().(ed25519.PublicKey)), now.Unix(), now.Add(d.opts.ProofValidity).Unix())
-		base, err := signatureBase(resp, covered)
-		if err != nil {
+		if err := sigs.add("binding"+strconv.Itoa(i+1), resp, covered, k); err != nil {
 			return fmt.Errorf("webbotauth: signing the directory: %w", err)
 		}
-		label := "binding" + strconv.Itoa(i+1)
-		input.Add(label, covered)
-		sigs.Add(label, httpsfv.NewItem(ed25519.Sign(k, base)))
 	}
-	inputField, err := httpsfv.Marshal(input)
-	if err != nil {
-		return fmt.Errorf("webbotauth: %w", err)
-	}
-	sigField, err := httpsfv.Marshal(sigs)
-	if err != nil {
-		return fmt.Errorf("webbotauth: %w", err)
-	}
-	h.Set("Signature-Input", inputField)
-	h.Set("Signature", sigField)
-	return nil
+	return sigs.write(h)
 }
 
 // directoryCovered is the covered components and parameters of a possession proof, in the

@@ -97,3 +97,17 @@ func TestWriteKey(t *testing.T) {
 		t.Fatal("WriteKey changed an existing key file")
 	}
 }
+
+func TestLoadKeyUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can read any file")
+	}
+	path := filepath.Join(t.TempDir(), "wo.pem")
+	if err := os.WriteFile(path, []byte(testKeyPEM), 0o200); err != nil {
+		t.Fatal(err)
+	}
+	var kfe *KeyFileError
+	if _, err := LoadKey(path); !errors.Is(err, fs.ErrPermission) || !errors.As(err, &kfe) {
+		t.Fatalf("LoadKey(write-only file) = %v, want a *KeyFileError wrapping fs.ErrPermission", err)
+	}
+}

@@ -170,22 +170,9 @@ func (s *Signer) Sign(req *http.Request) error {
 	}
 
 	req.Header.Set("Signature-Agent", s.field)
-	base, err := signatureBase(requestMessage(req), covered)
-	if err != nil {
+	sigs := newSignatures()
+	if err := sigs.add(Label, requestMessage(req), covered, s.key); err != nil {
 		return fmt.Errorf("webbotauth: signing %s: %w", req.URL.Redacted(), err)
 	}
-	input, sig := httpsfv.NewDictionary(), httpsfv.NewDictionary()
-	input.Add(Label, covered)
-	sig.Add(Label, httpsfv.NewItem(ed25519.Sign(s.key, base)))
-	inputField, err := httpsfv.Marshal(input)
-	if err != nil {
-		return fmt.Errorf("webbotauth: %w", err)
-	}
-	sigField, err := httpsfv.Marshal(sig)
-	if err != nil {
-		return fmt.Errorf("webbotauth: %w", err)
-	}
-	req.Header.Set("Signature-Input", inputField)
-	req.Header.Set("Signature", sigField)
-	return nil
+	return sigs.write(req.Header)
 }
