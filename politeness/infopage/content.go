@@ -64,8 +64,9 @@ var kindNames = map[kind.Kind]string{
 	kind.Feed: "feeds", kind.API: "APIs", kind.HTML: "HTML pages",
 }
 
-// build writes the page for id and p; signer is nil when signing is off.
-func build(id identity.Identity, p politeness.Policy, o Options, signer *webbotauth.Signer) content {
+// build writes the page for the crawler running with p; signer is nil when signing is off.
+func build(p politeness.Policy, o Options, signer *webbotauth.Signer) content {
+	id := p.Identity
 	crawl, user := id.CrawlToken(), id.UserTriggeredToken()
 	c := content{Title: crawl + ": a web crawler"}
 	c.Sections = append(c.Sections,

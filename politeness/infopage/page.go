@@ -58,7 +58,7 @@ func New(p politeness.Policy, o Options) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := build(p.Identity, p, o, signer)
+	c := build(p, o, signer)
 	pg := &Page{infoPath: "/"}
 	if u, err := url.Parse(p.Identity.InfoURL); err == nil && u.Path != "" {
 		pg.infoPath = u.Path

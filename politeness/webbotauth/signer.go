@@ -41,7 +41,7 @@ var (
 	// ErrAgentNotHTTPS: the Signature-Agent URL is not an absolute https URL with a host. The
 	// draft requires https, because a verifier fetches the key directory from it.
 	ErrAgentNotHTTPS = errors.New("the signature agent must be an absolute https URL")
-	// ErrBadExpiry: SignerOptions.Expiry is negative or above MaxExpiry.
+	// ErrBadExpiry: SignerOptions.Expiry is under a second or above MaxExpiry.
 	ErrBadExpiry = errors.New("the signature expiry must lie between 1 s and 24 h")
 )
 

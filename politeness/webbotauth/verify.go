@@ -60,7 +60,9 @@ type Verification struct {
 // keys must be the key set published at Verification.Agent: check that the reported Agent is
 // the URL you fetched keys from (the draft keys lookups on the URL and key pair). When several
 // signatures carry the tag, the first that verifies is reported; when none does, the error joins
-// the reason of each.
+// the reason of each. Verify keeps no state: a signature is valid for every request to the same
+// authority, method and path until it expires, so a verifier that must detect replays records
+// the nonces it has seen (RFC 9421 §7.2.2).
 func Verify(r *http.Request, keys JWKS, now time.Time) (Verification, error) {
 	inputs := r.Header.Values("Signature-Input")
 	sigs := r.Header.Values("Signature")
