@@ -33,6 +33,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/identity"
 	"github.com/politecrawl/etiquette/politeness/robots"
+	"github.com/politecrawl/etiquette/politeness/webbotauth"
 )
 
 // MaxRedirects is the number of redirect hops [Door.Client] follows (Go's and Colly's default).
@@ -97,6 +98,11 @@ func NewDoor(p Policy) (*Door, error) {
 		}
 	}
 
+	signer, err := p.Signer()
+	if err != nil {
+		return nil, err
+	}
+
 	base := p.BaseTransport
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
@@ -127,7 +133,7 @@ func NewDoor(p Policy) (*Door, error) {
 	}
 
 	// The stack, top to bottom. Each layer wraps the one below it; read it from the top.
-	var rt http.RoundTripper = wireLayer(base, d)
+	var rt http.RoundTripper = wireLayer(webbotauth.Layer(base, signer), d)
 	rt = hostclock.Layer(rt, d.clock, hostclock.LayerOptions{Timeout: p.timeout(), Sink: d.bus})
 	if stricter != nil {
 		// This door's own lower rate or concurrency, on top of the process-wide budget: a request
