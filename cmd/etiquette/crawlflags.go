@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -97,6 +99,8 @@ func signingFlagError(err error, infoURL, agent string) error {
 // crawlOptions are crawl's flags: the policy's, then how the crawl runs.
 type crawlOptions struct {
 	policyFlags
+	workers  int
+	maxQueue int
 	maxPages int
 	maxDepth int
 	cacheDir string
@@ -106,11 +110,28 @@ type crawlOptions struct {
 
 func (o *crawlOptions) register(fs *flag.FlagSet) {
 	o.policyFlags.register(fs)
-	fs.IntVar(&o.maxPages, "max-pages", 0, "`N`: stop after N pages (0: no limit)")
-	fs.IntVar(&o.maxDepth, "max-depth", 0, "`N`: follow links N deep (0: no limit)")
+	fs.IntVar(&o.workers, "workers", crawler.DefaultWorkers, "`N`: requests in progress at once, across all origins")
+	fs.IntVar(&o.maxQueue, "max-queue", frontier.DefaultMaxQueued, "`N`: URLs queued per origin, and links taken from one page; more are dropped and counted in the summary")
+	fs.IntVar(&o.maxPages, "max-pages", 0, "`N`: stop after N pages got a response, of any status; the URLs still queued are reported not fetched (0: no limit)")
+	fs.IntVar(&o.maxDepth, "max-depth", 0, "`N`: fetch pages of depth N at most: start URLs are depth 1, the links on a depth-d page d+1 (0: no limit)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
 	fs.StringVar(&o.redis, "redis", "", "`URL`: "+notYet+"share the budget across processes through this Redis server")
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
+}
+
+// checkRun refuses limits the crawl cannot run with.
+func (o *crawlOptions) checkRun() error {
+	switch {
+	case o.workers < 1:
+		return usagef("--workers %d: want 1 or more", o.workers)
+	case o.maxQueue < 1:
+		return usagef("--max-queue %d: want 1 or more", o.maxQueue)
+	case o.maxPages < 0:
+		return usagef("--max-pages %d: want 0 (no limit) or more", o.maxPages)
+	case o.maxDepth < 0:
+		return usagef("--max-depth %d: want 0 (no limit) or more", o.maxDepth)
+	}
+	return nil
 }
 
 // authorizedRates collects --authorized-rate HOST[:PORT]=R flags, as written: hostclock
