@@ -5,53 +5,44 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/politecrawl/etiquette/etiquettetest"
 )
 
-// pathSite is a site whose pages link as links says; it records the paths requested (robots.txt
-// aside).
-type pathSite struct {
-	*httptest.Server
-	mu    sync.Mutex
-	paths []string
-}
-
-func newPathSite(t *testing.T, links map[string][]string) *pathSite {
+// linkedSite is one origin whose pages link as links says; robots.txt allows everything and
+// every other path is a leaf page.
+func linkedSite(t *testing.T, links map[string][]string) *etiquettetest.Origin {
 	t.Helper()
-	s := &pathSite{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-			return
-		}
-		s.mu.Lock()
-		s.paths = append(s.paths, r.URL.Path)
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "text/html")
-		for _, l := range links[r.URL.Path] {
-			fmt.Fprintf(w, "<a href=%q>link</a>\n", l)
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s
+	site := etiquettetest.NewSite()
+	t.Cleanup(site.Close)
+	o := site.NewOrigin().Robots("User-agent: *\nAllow: /\n").Otherwise(etiquettetest.HTMLPage("leaf"))
+	for path, l := range links {
+		o.Page(path, path, l...)
+	}
+	return o
 }
 
-func (s *pathSite) requested() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Sorted(slices.Values(s.paths))
+// pagesRequested lists the paths the origin was asked for, robots.txt aside, sorted.
+func pagesRequested(o *etiquettetest.Origin) []string {
+	var paths []string
+	for _, r := range o.Requests() {
+		if r.Target != "/robots.txt" {
+			paths = append(paths, r.Target)
+		}
+	}
+	slices.Sort(paths)
+	return paths
 }
 
-// crawlSite crawls the site from / at 50 starts per second (authorised for the loopback
-// origin), with the extra flags.
-func crawlSite(t *testing.T, s *pathSite, extra ...string) (code int, lines []line, stderr string) {
+// crawlSite crawls the origin from / at 50 starts per second (authorised for it), with the
+// extra flags.
+func crawlSite(t *testing.T, o *etiquettetest.Origin, extra ...string) (code int, lines []line, stderr string) {
 	t.Helper()
-	args := append([]string{"crawl", "--no-cache", "--authorized-rate", s.Listener.Addr().String() + "=50"}, identityArgs...)
-	args = append(append(args, extra...), s.URL+"/")
+	args := append([]string{"crawl", "--no-cache", "--authorized-rate", o.Addr() + "=50"}, identityArgs...)
+	args = append(append(args, extra...), o.URL+"/")
 	code, out, errOut := runCLI(t, nil, args...)
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
@@ -78,12 +69,12 @@ func TestCrawlMaxDepth(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run("max-depth "+c.maxDepth, func(t *testing.T) {
-			s := newPathSite(t, chain)
+			s := linkedSite(t, chain)
 			code, _, errOut := crawlSite(t, s, "--max-depth", c.maxDepth)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			if got := s.requested(); !slices.Equal(got, c.want) {
+			if got := pagesRequested(s); !slices.Equal(got, c.want) {
 				t.Errorf("--max-depth %s fetched %q, want %q", c.maxDepth, got, c.want)
 			}
 		})
@@ -97,12 +88,12 @@ func TestCrawlMaxPages(t *testing.T) {
 	for i := range 10 {
 		leaves = append(leaves, fmt.Sprintf("/p%d", i))
 	}
-	s := newPathSite(t, map[string][]string{"/": leaves})
+	s := linkedSite(t, map[string][]string{"/": leaves})
 	code, lines, errOut := crawlSite(t, s, "--max-pages", "3")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if got := s.requested(); len(got) != 3 {
+	if got := pagesRequested(s); len(got) != 3 {
 		t.Errorf("--max-pages 3 fetched %q, want 3 pages", got)
 	}
 	fetched, limited := 0, 0
@@ -129,7 +120,7 @@ func TestCrawlMaxPages(t *testing.T) {
 // fetched, and counted in the summary — as are the links of a page beyond --max-queue. One
 // worker makes the counts exact: nothing leaves the queue while a page is read.
 func TestCrawlQueueCap(t *testing.T) {
-	s := newPathSite(t, map[string][]string{
+	s := linkedSite(t, map[string][]string{
 		"/":  {"/a", "/b"},
 		"/a": {"/a1", "/a2", "/a3"},        // /a1 and /a2 join /b in the queue; /a3 is dropped
 		"/b": {"/b1", "/b2", "/b3", "/b4"}, // /b1 fills the queue again; /b2 and /b3 are dropped; /b4 is beyond 3 links
@@ -138,10 +129,10 @@ func TestCrawlQueueCap(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if got, want := s.requested(), []string{"/", "/a", "/a1", "/a2", "/b", "/b1"}; !slices.Equal(got, want) {
+	if got, want := pagesRequested(s), []string{"/", "/a", "/a1", "/a2", "/b", "/b1"}; !slices.Equal(got, want) {
 		t.Errorf("fetched %q, want %q", got, want)
 	}
-	if want := "dropped 3 URLs over the queue cap of " + s.Listener.Addr().String(); !strings.Contains(errOut, want) {
+	if want := "dropped 3 URLs over the queue cap of " + s.Addr(); !strings.Contains(errOut, want) {
 		t.Errorf("the summary does not say %q:\n%s", want, errOut)
 	}
 	if want := "did not follow 1 links beyond the first 3 of their page"; !strings.Contains(errOut, want) {
@@ -162,30 +153,19 @@ func TestCrawlRefusesUnusableLimits(t *testing.T) {
 // TestCrawlRedirectLine: a link that redirects has one line, for the URL as found, with the
 // final URL and the final answer's status.
 func TestCrawlRedirectLine(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-		case "/":
-			fmt.Fprint(w, `<a href="/old">old</a>`)
-		case "/old":
-			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
-		default:
-			fmt.Fprint(w, "<p>new</p>")
-		}
-	}))
-	defer srv.Close()
-	code, lines, errOut := crawlSite(t, &pathSite{Server: srv})
+	s := linkedSite(t, map[string][]string{"/": {"/old"}})
+	s.Serve("/old", etiquettetest.Redirect(http.StatusMovedPermanently, "/new"))
+	code, lines, errOut := crawlSite(t, s)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var old []line
 	for _, l := range lines {
-		if l.URL == srv.URL+"/old" || l.URL == srv.URL+"/new" {
+		if l.URL == s.URL+"/old" || l.URL == s.URL+"/new" {
 			old = append(old, l)
 		}
 	}
-	if len(old) != 1 || old[0].URL != srv.URL+"/old" || old[0].FinalURL != srv.URL+"/new" || old[0].Status != 200 || old[0].FoundVia != "link" {
+	if len(old) != 1 || old[0].URL != s.URL+"/old" || old[0].FinalURL != s.URL+"/new" || old[0].Status != 200 || old[0].FoundVia != "link" {
 		t.Errorf("lines for /old and /new: %+v; want one, for /old, with final_url /new and status 200", old)
 	}
 }
