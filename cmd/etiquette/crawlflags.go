@@ -1,7 +1,8 @@
 package main
 
-// This file decides how crawl's flags become a door policy: the identity, the rate and
-// concurrency (by hostclock's rule), the cache, the cookie purpose, the signing key and the proxy.
+// This file decides how crawl's flags become a door policy — the identity, the rate and
+// concurrency (by hostclock's rule), the cache, the cookie purpose, the signing key and the proxy;
+// info-page shares the policy flags — and which of crawl's limits are usable.
 
 import (
 	"errors"

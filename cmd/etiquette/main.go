@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 )
 
 const usageText = `usage: etiquette COMMAND [flags] [arguments]
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string, e env) int {
 		if len(args) > 1 && commands[args[1]] != nil {
 			// 'etiquette help crawl' is 'etiquette crawl -h', 'etiquette help ua check' is
 			// 'etiquette ua check -h'.
-			return run(ctx, append(args[1:], "-h"), e)
+			return run(ctx, slices.Concat(args[1:], []string{"-h"}), e)
 		}
 		if len(args) > 1 {
 			fmt.Fprintf(e.stderr, "etiquette: no command %q\n\n%s", args[1], usageText)
