@@ -30,7 +30,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	if err != nil {
 		return exitUsage, err
 	}
-	f, err := frontier.New(frontier.Options{Rate: paceHint(policy), Concurrency: o.concurrency, MaxQueued: o.maxQueue})
+	f, err := frontier.New(frontier.Options{Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -64,16 +64,4 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		return exitNo, errors.New("no page could be fetched; the lines on stdout say why")
 	}
 	return exitOK, nil
-}
-
-// paceHint is the start rate per origin by which the frontier spaces an origin's dispatches
-// while it follows no clock of its own: the fastest rate any origin of the policy may have. Too
-// fast costs little — a URL dispatched early waits in the door's clock, holding one of its
-// origin's --concurrency places — where too slow would keep an authorised host below its rate.
-func paceHint(p politeness.Policy) float64 {
-	r := p.Rate
-	for _, a := range p.AuthorizedRates {
-		r = max(r, a)
-	}
-	return r
 }
