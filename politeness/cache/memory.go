@@ -42,13 +42,6 @@ func NewMemoryStore(maxBytes int64) *MemoryStore {
 	return &MemoryStore{maxBytes: maxBytes, maxEntry: maxBytes / 4, lru: list.New(), items: map[string]*list.Element{}}
 }
 
-// Len returns the number of stored entries (Vary indexes included).
-func (m *MemoryStore) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.items)
-}
-
 // Get implements [Store].
 func (m *MemoryStore) Get(key string) (*Entry, io.ReadCloser, error) {
 	m.mu.Lock()
