@@ -71,26 +71,27 @@ func runConformance(all []*ctTest, rt http.RoundTripper) conformanceScore {
 		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	results := map[string]any{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64) // most tests spend their time in the suite's 3 s pauses
+	var scored []*ctTest
 	for _, tc := range all {
-		if c := category(tc); c != "private" && c != "shared" && c != "intermediary" {
-			continue
+		if c := category(tc); c == "private" || c == "shared" || c == "intermediary" {
+			scored = append(scored, tc)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := runTest(tc, srv.URL, client)
-			mu.Lock()
-			results[tc.ID] = r
-			mu.Unlock()
-		}()
 	}
-	wg.Wait()
+	results := runTests(scored, srv.URL, client)
+	// A test that did not pass runs once more before it counts. The suite's tests pause 3 s to
+	// let responses age, and on a loaded machine a second's delay pushes one past its window
+	// (stale-while-revalidate-window gives 2 s of slack); a real regression fails twice.
+	var again []*ctTest
+	for _, tc := range scored {
+		if results[tc.ID] != true {
+			again = append(again, tc)
+		}
+	}
+	for id, r := range runTests(again, srv.URL, client) {
+		if r == true {
+			results[id] = r
+		}
+	}
 
 	byID := map[string]*ctTest{}
 	for _, tc := range all {
@@ -135,6 +136,26 @@ func runConformance(all []*ctTest, rt http.RoundTripper) conformanceScore {
 	}
 	sort.Strings(s.notPassing)
 	return s
+}
+
+// runTests runs tests concurrently against client and returns each one's result by ID.
+func runTests(tests []*ctTest, base string, client *http.Client) map[string]any {
+	results := map[string]any{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64) // most tests spend their time in the suite's 3 s pauses
+	for _, tc := range tests {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r := runTest(tc, base, client)
+			mu.Lock()
+			results[tc.ID] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return results
 }
 
 // TestConformance scores the cache on the http-tests/cache-tests suite: with the memory store and
