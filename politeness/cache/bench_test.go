@@ -115,6 +115,7 @@ func (p page8K) RoundTrip(req *http.Request) (*http.Response, error) {
 //
 //   - miss/*: a new URL each time, as in a crawl: the page is fetched, stored and read to EOF;
 //     "none" is the origin alone, the baseline the cache's cost is added to;
+//
 //   - hit/*: the same URL, fresh in the store; "loopback" is one real HTTP exchange of the same
 //     page with a server on 127.0.0.1, what a hit must beat.
 //
