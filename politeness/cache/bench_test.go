@@ -111,15 +111,13 @@ func (p page8K) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // BenchmarkPage measures what the cache adds to one 8 KiB page, over an in-process origin (so
-// only the cache's own work is timed):
+// only the cache's own work is timed). The miss cases read a new URL each time, as a crawl does:
+// the page is fetched, stored and read to EOF; "miss/none" is the origin alone, the baseline the
+// cache's cost is added to. The hit cases read one URL, fresh in the store; "hit/loopback" is one
+// real HTTP exchange of the same page with a server on 127.0.0.1, what a hit must beat. Besides
+// wall time, each case reports cpu-ns/op: the process's user and system CPU time per read.
 //
-//   - miss/*: a new URL each time, as in a crawl: the page is fetched, stored and read to EOF;
-//     "none" is the origin alone, the baseline the cache's cost is added to;
-//
-//   - hit/*: the same URL, fresh in the store; "loopback" is one real HTTP exchange of the same
-//     page with a server on 127.0.0.1, what a hit must beat.
-//
-//     go test -run '^$' -bench Page -benchmem ./politeness/cache/
+//	go test -run '^$' -bench Page -benchmem ./politeness/cache/
 func BenchmarkPage(b *testing.B) {
 	origin := page8K{body: bytes.Repeat([]byte("<p>etiquette</p>"), 512)}
 	stores := func(b *testing.B) []struct {
@@ -148,33 +146,34 @@ func BenchmarkPage(b *testing.B) {
 		}
 	}
 
-	b.Run("miss/none", func(b *testing.B) {
+	// loop runs one read per iteration and reports the CPU time it cost.
+	loop := func(b *testing.B, one func(i int)) {
 		b.ReportAllocs()
+		before, ok := processCPU()
 		i := 0
 		for b.Loop() {
 			i++
-			read(b, origin, "https://example.org/page/"+strconv.Itoa(i), "")
+			one(i)
 		}
+		if after, _ := processCPU(); ok {
+			b.ReportMetric(float64(after-before)/float64(b.N), "cpu-ns/op")
+		}
+	}
+
+	b.Run("miss/none", func(b *testing.B) {
+		loop(b, func(i int) { read(b, origin, "https://example.org/page/"+strconv.Itoa(i), "") })
 	})
 	for _, s := range stores(b) {
 		b.Run("miss/"+s.name, func(b *testing.B) {
 			rt := cache.New(origin, s.store, cache.Options{OmitHeaders: []string{"Set-Cookie", "Set-Cookie2"}})
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				i++
-				read(b, rt, "https://example.org/page/"+strconv.Itoa(i), cache.Miss)
-			}
+			loop(b, func(i int) { read(b, rt, "https://example.org/page/"+strconv.Itoa(i), cache.Miss) })
 		})
 	}
 	for _, s := range stores(b) {
 		b.Run("hit/"+s.name, func(b *testing.B) {
 			rt := cache.New(origin, s.store, cache.Options{OmitHeaders: []string{"Set-Cookie", "Set-Cookie2"}})
 			read(b, rt, "https://example.org/page", cache.Miss)
-			b.ReportAllocs()
-			for b.Loop() {
-				read(b, rt, "https://example.org/page", cache.Fresh)
-			}
+			loop(b, func(int) { read(b, rt, "https://example.org/page", cache.Fresh) })
 		})
 	}
 	b.Run("hit/loopback", func(b *testing.B) {
@@ -186,9 +185,6 @@ func BenchmarkPage(b *testing.B) {
 		rt := http.DefaultTransport.(*http.Transport).Clone()
 		defer rt.CloseIdleConnections()
 		read(b, rt, srv.URL, "")
-		b.ReportAllocs()
-		for b.Loop() {
-			read(b, rt, srv.URL, "")
-		}
+		loop(b, func(int) { read(b, rt, srv.URL, "") })
 	})
 }
