@@ -187,13 +187,14 @@ func (k *Keeper) refresh(ctx context.Context, key string, fetch Fetch) *Entry {
 
 	now := k.now()
 	e := &Entry{Origin: key, URL: robotsURL, Outcome: r.outcome, Status: r.status, Err: r.err, Fetched: now}
+	answer := freshness.Response{Status: r.status, Header: r.header, RequestTime: sent, ResponseTime: now}
 	switch r.outcome {
 	case Parsed:
 		e.File, e.Body, e.Good = r.file, r.body, now
 		e.ETag, e.LastModified = r.header.Get("ETag"), r.header.Get("Last-Modified")
-		e.Expires = now.Add(k.lifetime(freshness.Response{Status: r.status, Header: r.header, RequestTime: sent, ResponseTime: now}))
+		e.Expires = now.Add(k.lifetime(answer))
 	case Unavailable:
-		e.Expires = now.Add(k.lifetime(freshness.Response{Status: r.status, Header: r.header, RequestTime: sent, ResponseTime: now}))
+		e.Expires = now.Add(k.lifetime(answer))
 	default:
 		e.Expires = now.Add(orDefault(k.opts.RetryFailedAfter, DefaultRetryFailedAfter))
 		if prev := k.store().Load(key); prev != nil && prev.File != nil {
@@ -213,8 +214,7 @@ func (k *Keeper) refresh(ctx context.Context, key string, fetch Fetch) *Entry {
 // §2.4), though kept at least RetryFailedAfter, the pace at which failures are retried.
 func (k *Keeper) lifetime(r freshness.Response) time.Duration {
 	lo, hi := orDefault(k.opts.MinTTL, DefaultMinTTL), orDefault(k.opts.MaxTTL, DefaultMaxTTL)
-	now := r.ResponseTime
-	age := r.Age(now)
+	age := r.Age(r.ResponseTime)
 	cc := freshness.CacheControl(r.Header)
 	ttl := hi
 	switch {
