@@ -1,0 +1,150 @@
+// This file decides what each origin of the demo serves, and which of its answers carry
+// validators, cookies, pauses and redirects.
+
+package demosite
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/politecrawl/etiquette/etiquettetest"
+)
+
+// Published is the Last-Modified of every document of the demo site.
+var Published = time.Date(2026, time.January, 15, 9, 0, 0, 0, time.UTC)
+
+// ShopPause is the Retry-After of the shop's 429, and ArchivePause that of the archive's 503 on
+// robots.txt: short, so the demo shows the pause without making anyone wait for it.
+const (
+	ShopPause    = 2 * time.Second
+	ArchivePause = time.Second
+)
+
+// wordPressAPI is the link relation WordPress advertises its REST API with.
+const wordPressAPI = "https://api.w.org/"
+
+func (s *Site) buildBlog(b bases) error {
+	o := s.Blog
+	if err := serveRobots(o, "blog", b); err != nil {
+		return err
+	}
+	pages, err := pagesOf("blog", b)
+	if err != nil {
+		return err
+	}
+	var posts, others []string
+	for _, p := range pages {
+		if strings.HasPrefix(p.path, "/2026/") {
+			posts = append(posts, o.URL+p.path)
+		} else {
+			others = append(others, o.URL+p.path)
+		}
+	}
+	servePages(o, pages, func(p page, a etiquettetest.Answer) etiquettetest.Answer {
+		if p.path == "/" {
+			a = a.Alternate("application/rss+xml", "/feed/")
+		}
+		// WordPress sends the API's address both in the page head and as this header; the kit's
+		// pages carry only rel=alternate links in their head, so the demo sends the header.
+		return a.Header("Link", fmt.Sprintf("<%s/wp-json/>; rel=%q", o.URL, wordPressAPI)).
+			SetCookie(etiquettetest.TrackingCookie()).SetCookie(etiquettetest.ConsentCookie())
+	})
+	validated(o, "/sitemap_index.xml", etiquettetest.SitemapIndex(o.URL+"/post-sitemap.xml.gz", o.URL+"/page-sitemap.xml"))
+	validated(o, "/post-sitemap.xml.gz", etiquettetest.Sitemap(posts...).Gzipped())
+	validated(o, "/page-sitemap.xml", etiquettetest.Sitemap(others...))
+	validated(o, "/feed/", etiquettetest.RSS("The Polite Blog", posts...))
+	validated(o, "/wp-json/wp/v2/posts", etiquettetest.WordPressPosts(posts...))
+	return serveFile(o, "blog", "llms.txt", b)
+}
+
+func (s *Site) buildShop(b bases) error {
+	o := s.Shop
+	if err := serveRobots(o, "shop", b); err != nil {
+		return err
+	}
+	pages, err := pagesOf("shop", b)
+	if err != nil {
+		return err
+	}
+	servePages(o, pages, func(_ page, a etiquettetest.Answer) etiquettetest.Answer {
+		return a.SetCookie(etiquettetest.SessionCookie()).SetCookie(etiquettetest.TrackingCookie())
+	})
+	o.Nth("/products", 1, etiquettetest.Status(http.StatusTooManyRequests).RetryAfter(ShopPause))
+	o.Serve("/help", etiquettetest.Redirect(http.StatusMovedPermanently, s.Docs.URL+"/guide"))
+	validated(o, "/sitemap.xml", etiquettetest.Sitemap(urlsOf(o, pages)...))
+	return nil
+}
+
+func (s *Site) buildDocs(b bases) error {
+	o := s.Docs
+	if err := serveRobots(o, "docs", b); err != nil {
+		return err
+	}
+	pages, err := pagesOf("docs", b)
+	if err != nil {
+		return err
+	}
+	servePages(o, pages, nil)
+	validated(o, "/sitemap.xml", etiquettetest.Sitemap(urlsOf(o, pages)...))
+	return serveFile(o, "docs", "llms.txt", b)
+}
+
+func (s *Site) buildArchive(b bases) error {
+	o := s.Archive
+	o.Serve("/robots.txt", etiquettetest.Status(http.StatusServiceUnavailable).RetryAfter(ArchivePause))
+	pages, err := pagesOf("archive", b)
+	if err != nil {
+		return err
+	}
+	servePages(o, pages, nil)
+	return nil
+}
+
+// servePages serves each page as HTML, linking its Markdown source with rel=alternate, and the
+// Markdown itself; decorate, when not nil, adds an origin's extras to each HTML answer.
+func servePages(o *etiquettetest.Origin, pages []page, decorate func(page, etiquettetest.Answer) etiquettetest.Answer) {
+	for _, p := range pages {
+		a := etiquettetest.HTMLPage(p.title, p.links...).Alternate("text/markdown", p.markdown)
+		if decorate != nil {
+			a = decorate(p, a)
+		}
+		validated(o, p.path, a, p.text)
+		validated(o, p.markdown, etiquettetest.Text(string(p.text)), p.text)
+	}
+}
+
+func serveRobots(o *etiquettetest.Origin, folder string, b bases) error {
+	return serveFile(o, folder, "robots.txt", b)
+}
+
+// serveFile serves an origin's text file at /name.
+func serveFile(o *etiquettetest.Origin, folder, name string, b bases) error {
+	text, err := file(folder, name, b)
+	if err != nil {
+		return err
+	}
+	validated(o, "/"+name, etiquettetest.Text(text), []byte(text))
+	return nil
+}
+
+// validated serves a at path with an ETag and a Last-Modified, so a second crawl is answered 304.
+// The ETag is a hash of the path and of what the answer was made from.
+func validated(o *etiquettetest.Origin, path string, a etiquettetest.Answer, made ...[]byte) {
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	for _, m := range made {
+		h.Write(m)
+	}
+	o.Serve(path, a.ETag(fmt.Sprintf("%016x", h.Sum64())).LastModified(Published))
+}
+
+func urlsOf(o *etiquettetest.Origin, pages []page) []string {
+	urls := make([]string, 0, len(pages))
+	for _, p := range pages {
+		urls = append(urls, o.URL+p.path)
+	}
+	return urls
+}
