@@ -138,8 +138,8 @@ func TestShopAnswers429OnlyOnce(t *testing.T) {
 	}
 }
 
-// TestEveryDocumentRevalidates: a second crawl that kept the validators gets 304 for every page,
-// Markdown source, robots.txt, sitemap, feed, API listing and llms.txt the first one fetched.
+// TestEveryDocumentRevalidates: a second crawl through a cache must ask again (no-cache) and gets
+// 304 for every page, Markdown source, robots.txt, sitemap, feed, API listing and llms.txt.
 func TestEveryDocumentRevalidates(t *testing.T) {
 	s := start(t)
 	paths := map[string][]string{
@@ -152,8 +152,9 @@ func TestEveryDocumentRevalidates(t *testing.T) {
 		for _, p := range ps {
 			first, _ := get(t, base+p)
 			etag, modified := first.Header.Get("ETag"), first.Header.Get("Last-Modified")
-			if first.StatusCode != 200 || etag == "" || modified == "" {
-				t.Errorf("%s: status %d, ETag %q, Last-Modified %q; want 200 with both validators", p, first.StatusCode, etag, modified)
+			if first.StatusCode != 200 || etag == "" || modified == "" || first.Header.Get("Cache-Control") != "no-cache" {
+				t.Errorf("%s: status %d, ETag %q, Last-Modified %q, Cache-Control %q; want 200 with both validators and no-cache",
+					p, first.StatusCode, etag, modified, first.Header.Get("Cache-Control"))
 				continue
 			}
 			if again, _ := get(t, base+p, "If-None-Match", etag); again.StatusCode != 304 {

@@ -130,15 +130,18 @@ func serveFile(o *etiquettetest.Origin, folder, name string, b bases) error {
 	return nil
 }
 
-// validated serves a at path with an ETag and a Last-Modified, so a second crawl is answered 304.
-// The ETag is a hash of the path and of what the answer was made from.
+// validated serves a at path with an ETag, a Last-Modified and Cache-Control: no-cache, so a
+// second crawl through a cache is answered 304: no-cache lets the cache store the answer but not
+// reuse it without asking the site (RFC 9111 §5.2.2.4); without it, a Last-Modified weeks old
+// would make the copy fresh for days by heuristic (§4.2.2) and the site would see nothing. The
+// ETag is a hash of the path and of what the answer was made from.
 func validated(o *etiquettetest.Origin, path string, a etiquettetest.Answer, made ...[]byte) {
 	h := fnv.New64a()
 	h.Write([]byte(path))
 	for _, m := range made {
 		h.Write(m)
 	}
-	o.Serve(path, a.ETag(fmt.Sprintf("%016x", h.Sum64())).LastModified(Published))
+	o.Serve(path, a.ETag(fmt.Sprintf("%016x", h.Sum64())).LastModified(Published).Header("Cache-Control", "no-cache"))
 }
 
 func urlsOf(o *etiquettetest.Origin, pages []page) []string {
