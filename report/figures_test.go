@@ -141,7 +141,7 @@ func TestFigures(t *testing.T) {
 			},
 		},
 		{
-			name: "a backoff pause is counted apart from Retry-After",
+			name:   "a backoff pause is counted apart from Retry-After",
 			events: []events.Event{paused(0, "backoff", 2000)},
 			check: func(t *testing.T, o report.Origin) {
 				want(t, "backoff", o.Backoff, report.Pauses{Count: 1, Total: 2 * time.Second, Honoured: 1})

@@ -96,8 +96,8 @@ func (p *Progress) draw() {
 			pending = p.pending()
 		}
 		width, _, err := term.GetSize(int(p.w.Fd()))
-		if err != nil {
-			width = 100
+		if err != nil || width <= 0 {
+			width = 100 // a terminal that does not say its width
 		}
 		p.mu.Lock()
 		line := progressLine(p.done, pending, width-30) // room for the spinner and the clock
