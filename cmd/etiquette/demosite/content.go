@@ -15,7 +15,7 @@ import (
 )
 
 // content holds one folder per origin: Markdown pages (index.md is the origin's home page), and
-// the origin's robots.txt and llms.txt. Every file is a text/template that may name the
+// text files served as they are (robots.txt, llms.txt). Every file is a text/template that may name the
 // origins' base URLs: {{.Blog}}, {{.Shop}}, {{.Docs}}, {{.Archive}}.
 //
 //go:embed content
@@ -35,19 +35,25 @@ type page struct {
 	text     []byte // the Markdown, origins filled in
 }
 
-// pagesOf renders every Markdown file of the origin's folder, in file order.
-func pagesOf(folder string, b bases) ([]page, error) {
-	var pages []page
+// contentOf renders the origin's folder: its Markdown pages, in file order, and its text files
+// (robots.txt, llms.txt) by name.
+func contentOf(folder string, b bases) (pages []page, texts map[string][]byte, err error) {
+	texts = map[string][]byte{}
 	root := path.Join("content", folder)
-	err := fs.WalkDir(content, root, func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path.Ext(name) != ".md" {
+	err = fs.WalkDir(content, root, func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
 		}
 		text, err := render(name, b)
 		if err != nil {
 			return err
 		}
-		rel := strings.TrimSuffix(strings.TrimPrefix(name, root), ".md")
+		rel := strings.TrimPrefix(name, root)
+		if path.Ext(name) != ".md" {
+			texts[strings.TrimPrefix(rel, "/")] = text
+			return nil
+		}
+		rel = strings.TrimSuffix(rel, ".md")
 		p := page{path: rel, markdown: rel + ".md", text: text}
 		if rel == "/index" {
 			p.path = "/"
@@ -59,13 +65,7 @@ func pagesOf(folder string, b bases) ([]page, error) {
 		pages = append(pages, p)
 		return nil
 	})
-	return pages, err
-}
-
-// file renders one non-Markdown file of an origin's folder, such as "robots.txt".
-func file(folder, name string, b bases) (string, error) {
-	text, err := render(path.Join("content", folder, name), b)
-	return string(text), err
+	return pages, texts, err
 }
 
 // render reads an embedded file and fills in the origins' URLs.

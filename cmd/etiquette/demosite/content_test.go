@@ -34,7 +34,7 @@ func TestOutline(t *testing.T) {
 func TestEveryContentFileRenders(t *testing.T) {
 	b := bases{Blog: "http://b", Shop: "http://s", Docs: "http://d", Archive: "http://a"}
 	for _, folder := range []string{"blog", "shop", "docs", "archive"} {
-		pages, err := pagesOf(folder, b)
+		pages, texts, err := contentOf(folder, b)
 		if err != nil {
 			t.Fatalf("%s: %v", folder, err)
 		}
@@ -44,6 +44,11 @@ func TestEveryContentFileRenders(t *testing.T) {
 		for _, p := range pages {
 			if strings.Contains(string(p.text), "{{") {
 				t.Errorf("%s%s: a placeholder was not filled in", folder, p.path)
+			}
+		}
+		for name, text := range texts {
+			if strings.Contains(string(text), "{{") {
+				t.Errorf("%s/%s: a placeholder was not filled in", folder, name)
 			}
 		}
 	}

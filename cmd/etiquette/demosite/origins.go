@@ -28,10 +28,15 @@ const wordPressAPI = "https://api.w.org/"
 
 func (s *Site) buildBlog(b bases) error {
 	o := s.Blog
-	if err := serveRobots(o, "blog", b); err != nil {
-		return err
-	}
-	pages, err := pagesOf("blog", b)
+	pages, err := serveFolder(o, "blog", b, func(p page, a etiquettetest.Answer) etiquettetest.Answer {
+		if p.path == "/" {
+			a = a.Alternate("application/rss+xml", "/feed/")
+		}
+		// WordPress sends the API's address both in the page head and as this header; the kit's
+		// pages carry only rel=alternate links in their head, so the demo sends the header.
+		return a.Header("Link", fmt.Sprintf("<%s/wp-json/>; rel=%q", o.URL, wordPressAPI)).
+			SetCookie(etiquettetest.TrackingCookie()).SetCookie(etiquettetest.ConsentCookie())
+	})
 	if err != nil {
 		return err
 	}
@@ -43,35 +48,22 @@ func (s *Site) buildBlog(b bases) error {
 			others = append(others, o.URL+p.path)
 		}
 	}
-	servePages(o, pages, func(p page, a etiquettetest.Answer) etiquettetest.Answer {
-		if p.path == "/" {
-			a = a.Alternate("application/rss+xml", "/feed/")
-		}
-		// WordPress sends the API's address both in the page head and as this header; the kit's
-		// pages carry only rel=alternate links in their head, so the demo sends the header.
-		return a.Header("Link", fmt.Sprintf("<%s/wp-json/>; rel=%q", o.URL, wordPressAPI)).
-			SetCookie(etiquettetest.TrackingCookie()).SetCookie(etiquettetest.ConsentCookie())
-	})
 	validated(o, "/sitemap_index.xml", etiquettetest.SitemapIndex(o.URL+"/post-sitemap.xml.gz", o.URL+"/page-sitemap.xml"))
 	validated(o, "/post-sitemap.xml.gz", etiquettetest.Sitemap(posts...).Gzipped())
 	validated(o, "/page-sitemap.xml", etiquettetest.Sitemap(others...))
 	validated(o, "/feed/", etiquettetest.RSS("The Polite Blog", posts...))
 	validated(o, "/wp-json/wp/v2/posts", etiquettetest.WordPressPosts(posts...))
-	return serveFile(o, "blog", "llms.txt", b)
+	return nil
 }
 
 func (s *Site) buildShop(b bases) error {
 	o := s.Shop
-	if err := serveRobots(o, "shop", b); err != nil {
-		return err
-	}
-	pages, err := pagesOf("shop", b)
+	pages, err := serveFolder(o, "shop", b, func(_ page, a etiquettetest.Answer) etiquettetest.Answer {
+		return a.SetCookie(etiquettetest.SessionCookie()).SetCookie(etiquettetest.TrackingCookie())
+	})
 	if err != nil {
 		return err
 	}
-	servePages(o, pages, func(_ page, a etiquettetest.Answer) etiquettetest.Answer {
-		return a.SetCookie(etiquettetest.SessionCookie()).SetCookie(etiquettetest.TrackingCookie())
-	})
 	o.Nth("/products", 1, etiquettetest.Status(http.StatusTooManyRequests).RetryAfter(ShopPause))
 	o.Serve("/help", etiquettetest.Redirect(http.StatusMovedPermanently, s.Docs.URL+"/guide"))
 	validated(o, "/sitemap.xml", etiquettetest.Sitemap(urlsOf(o, pages)...))
@@ -80,32 +72,30 @@ func (s *Site) buildShop(b bases) error {
 
 func (s *Site) buildDocs(b bases) error {
 	o := s.Docs
-	if err := serveRobots(o, "docs", b); err != nil {
-		return err
-	}
-	pages, err := pagesOf("docs", b)
+	pages, err := serveFolder(o, "docs", b, nil)
 	if err != nil {
 		return err
 	}
-	servePages(o, pages, nil)
 	validated(o, "/sitemap.xml", etiquettetest.Sitemap(urlsOf(o, pages)...))
-	return serveFile(o, "docs", "llms.txt", b)
+	return nil
 }
 
 func (s *Site) buildArchive(b bases) error {
 	o := s.Archive
+	_, err := serveFolder(o, "archive", b, nil)
 	o.Serve("/robots.txt", etiquettetest.Status(http.StatusServiceUnavailable).RetryAfter(ArchivePause))
-	pages, err := pagesOf("archive", b)
-	if err != nil {
-		return err
-	}
-	servePages(o, pages, nil)
-	return nil
+	return err
 }
 
-// servePages serves each page as HTML, linking its Markdown source with rel=alternate, and the
-// Markdown itself; decorate, when not nil, adds an origin's extras to each HTML answer.
-func servePages(o *etiquettetest.Origin, pages []page, decorate func(page, etiquettetest.Answer) etiquettetest.Answer) {
+// serveFolder serves the origin's content folder and returns its pages. Each page is served as
+// HTML, linking its Markdown source with rel=alternate, and as that Markdown; decorate, when
+// not nil, adds the origin's extras to each HTML answer. Each text file of the folder (robots.txt,
+// llms.txt) is served at its name.
+func serveFolder(o *etiquettetest.Origin, folder string, b bases, decorate func(page, etiquettetest.Answer) etiquettetest.Answer) ([]page, error) {
+	pages, texts, err := contentOf(folder, b)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range pages {
 		a := etiquettetest.HTMLPage(p.title, p.links...).Alternate("text/markdown", p.markdown)
 		if decorate != nil {
@@ -114,20 +104,10 @@ func servePages(o *etiquettetest.Origin, pages []page, decorate func(page, etiqu
 		validated(o, p.path, a, p.text)
 		validated(o, p.markdown, etiquettetest.Text(string(p.text)), p.text)
 	}
-}
-
-func serveRobots(o *etiquettetest.Origin, folder string, b bases) error {
-	return serveFile(o, folder, "robots.txt", b)
-}
-
-// serveFile serves an origin's text file at /name.
-func serveFile(o *etiquettetest.Origin, folder, name string, b bases) error {
-	text, err := file(folder, name, b)
-	if err != nil {
-		return err
+	for name, text := range texts {
+		validated(o, "/"+name, etiquettetest.Text(string(text)), text)
 	}
-	validated(o, "/"+name, etiquettetest.Text(text), []byte(text))
-	return nil
+	return pages, nil
 }
 
 // validated serves a at path with an ETag, a Last-Modified and Cache-Control: no-cache, so a
