@@ -113,12 +113,13 @@ type Origin struct {
 	// clock granted the slot (a Waited event), or else when the request passed the robots gate
 	// (Admitted) or was re-sent (Retried), the closest to the start the events record.
 	FirstStart, LastStart time.Time
-	// StartsPerSecond is (Requests-1) over the span from FirstStart to LastStart: what the origin
-	// saw while the crawl was busy there; an even schedule at the budget gives the budget. 0 with
-	// fewer than two requests.
+	// StartsPerSecond is the starts after the first over the span from FirstStart to LastStart:
+	// what the origin saw while the crawl was busy there; an even schedule at the budget gives the
+	// budget. 0 with fewer than two requests.
 	StartsPerSecond float64
 	// BusiestSecond is the most starts in any one-second window [t, t+1s), the count an operator
-	// makes from the server's log.
+	// makes from the server's log. Like the start times above, it covers the first MaxTimeline
+	// marks of the origin.
 	BusiestSecond int
 
 	Statuses map[int]int // answers of the site by status; a 304 shows as the cache's "revalidated"
