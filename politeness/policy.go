@@ -59,6 +59,13 @@ type Policy struct {
 	AuthorizedRates map[string]float64
 	// Concurrency caps the requests in flight per budget key; 0 means 2.
 	Concurrency int
+	// LatencyFactor spaces an origin's starts at least this many times its smoothed response
+	// time, so a server that answers slowly gets a slower crawl (hostclock.Config.LatencyFactor);
+	// 0 means the default, 2. The process-wide clock always applies the default; a larger factor
+	// gives the door its own stricter clock on top. A smaller or negative one cannot loosen the
+	// shared clock: pass a Policy.Clock built with it (a negative factor turns pacing by response
+	// time off).
+	LatencyFactor float64
 	// Timeout bounds one request, counted from the moment the host clock grants its slot, so
 	// waiting for a turn never times a request out; 0 means 30 s.
 	Timeout time.Duration

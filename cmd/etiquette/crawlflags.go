@@ -30,6 +30,7 @@ type policyFlags struct {
 	rate           float64
 	authorized     authorizedRates
 	concurrency    int
+	latencyFactor  float64
 	noCache        bool
 	cookiesFor     string
 	allowCookie    multiFlag
@@ -43,6 +44,7 @@ func (o *policyFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.rate, "rate", hostclock.DefaultRate, "`R`: request starts per second per host; above 3 only for the hosts named in --authorized-rate")
 	fs.Var(o.authorized, "authorized-rate", "`HOST[:PORT]=R`: the operator of HOST allowed R request starts per second (repeatable)")
 	fs.IntVar(&o.concurrency, "concurrency", hostclock.DefaultConcurrency, "`N`: requests in flight per host")
+	fs.Float64Var(&o.latencyFactor, "latency-factor", hostclock.DefaultLatencyFactor, "`F`: space an origin's starts at least F times its smoothed response time, so a slow server gets a slower crawl (a negative F turns this off)")
 	fs.BoolVar(&o.noCache, "no-cache", false, "do not cache: every read goes to the site")
 	fs.StringVar(&o.cookiesFor, "cookies-for", "", "`CATEGORIES`: the cookie categories the task needs, of session,loadbalancer,csrf (default: no cookies)")
 	fs.Var(&o.allowCookie, "allow-cookie", "`NAME`: a cookie the task needs besides the categories (repeatable)")
@@ -62,7 +64,7 @@ func (o *policyFlags) policy(e env) (politeness.Policy, error) {
 	if err != nil {
 		return politeness.Policy{}, err
 	}
-	p := politeness.Policy{Identity: id, Clock: clock, Rate: cfg.Rate, Concurrency: cfg.Concurrency, NoCache: o.noCache}
+	p := politeness.Policy{Identity: id, Clock: clock, Rate: cfg.Rate, Concurrency: cfg.Concurrency, LatencyFactor: cfg.LatencyFactor, NoCache: o.noCache}
 	if len(o.authorized) > 0 {
 		p.AuthorizedRates = o.authorized
 	}
@@ -193,7 +195,10 @@ func (o *policyFlags) clock() (*hostclock.Local, hostclock.Config, error) {
 	if !(o.rate > 0) {
 		return nil, hostclock.Config{}, usagef("--rate %g: want a positive number of requests per second", o.rate)
 	}
-	cfg := hostclock.Config{Rate: o.rate, Authorized: o.authorized, Concurrency: o.concurrency}
+	if o.latencyFactor == 0 {
+		return nil, hostclock.Config{}, usagef("--latency-factor 0: want a positive factor, or a negative one to turn pacing by response time off")
+	}
+	cfg := hostclock.Config{Rate: o.rate, Authorized: o.authorized, Concurrency: o.concurrency, LatencyFactor: o.latencyFactor}
 	if len(o.authorized) > 0 {
 		cfg.Rate = min(o.rate, hostclock.DefaultRate)
 	}

@@ -142,7 +142,7 @@ func TestCrawlQueueCap(t *testing.T) {
 
 // TestCrawlRefusesUnusableLimits: limits the crawl cannot run with are unusable input.
 func TestCrawlRefusesUnusableLimits(t *testing.T) {
-	for _, flags := range [][]string{{"--workers", "0"}, {"--max-queue", "0"}, {"--max-pages", "-1"}, {"--max-depth", "-1"}} {
+	for _, flags := range [][]string{{"--workers", "0"}, {"--max-queue", "0"}, {"--max-pages", "-1"}, {"--max-depth", "-1"}, {"--latency-factor", "0"}} {
 		args := append(append(append([]string{"crawl", "--no-cache"}, identityArgs...), flags...), "http://127.0.0.1:1/")
 		if code, out, errOut := runCLI(t, nil, args...); code != exitUsage || out != "" || !strings.Contains(errOut, flags[0]) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 naming the flag", flags, code, out, errOut)
