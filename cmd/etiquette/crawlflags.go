@@ -19,7 +19,9 @@ import (
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/identity"
 	"github.com/politecrawl/etiquette/politeness/webbotauth"
+	"github.com/politecrawl/etiquette/report"
 )
 
 // policyFlags are the flags that make the door's policy: who the crawler is, its pace, whether it
@@ -60,6 +62,11 @@ func (o *policyFlags) policy(e env) (politeness.Policy, error) {
 	if err != nil {
 		return politeness.Policy{}, err
 	}
+	return o.policyFor(id)
+}
+
+// policyFor is policy with an identity the caller chose (demo's) instead of the identity flags'.
+func (o *policyFlags) policyFor(id identity.Identity) (politeness.Policy, error) {
 	clock, cfg, err := o.clock()
 	if err != nil {
 		return politeness.Policy{}, err
@@ -109,6 +116,9 @@ type crawlOptions struct {
 	cacheDir string
 	redis    string
 	proxy    string
+
+	reportDir  string // --report: write the report directory here
+	wantReport bool   // return the report figures even without a directory (demo)
 }
 
 func (o *crawlOptions) register(fs *flag.FlagSet) {
@@ -120,6 +130,7 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
 	fs.StringVar(&o.redis, "redis", "", "`URL`: "+notYet+"share the budget across processes through this Redis server")
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
+	fs.StringVar(&o.reportDir, "report", "", "`DIR`: write a report of what the crawl did to each origin: DIR/"+report.HTMLFile+" and the door's events, DIR/"+report.EventsFile)
 }
 
 // checkRun refuses limits the crawl cannot run with.
