@@ -544,8 +544,9 @@ func (c *Clock) Pause(key string, until time.Time, reason string) {
 	}
 }
 
-// Earliest returns when a request to key could be granted if it asked now; see
-// [hostclock.Clock]. It costs one round trip to Redis and waits for Redis like Acquire.
+// Earliest returns when a request to key could be granted if it asked now — the zero time when
+// nothing holds it back; see [hostclock.Clock]. It costs one round trip to Redis and waits for
+// Redis like Acquire.
 func (c *Clock) Earliest(key string) (time.Time, error) {
 	c.mu.Lock()
 	ln := c.line(key)
@@ -558,10 +559,13 @@ func (c *Clock) Earliest(key string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if a.code == codeGaveUp {
+	switch {
+	case a.code == codeGaveUp:
 		return time.Time{}, a.gaveUp
+	case a.reason == "":
+		return time.Time{}, nil // no rule holds it back: at once
 	}
-	return later(a.at, time.Now()), nil
+	return a.at, nil
 }
 
 // status is what statusScript reports, in this process's time.
@@ -671,13 +675,6 @@ func local(arrived time.Time, now, at int64) time.Time {
 }
 
 func unixMicro(us int64) time.Time { return time.UnixMicro(us) }
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
 
 func flag(b bool) int {
 	if b {

@@ -14,6 +14,10 @@ import (
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
+// minRateFactor is the floor of the 429 penalty, as hostclock.Local keeps it: repeated 429s
+// lower the rate to no less than 1/8 of the configured one.
+const minRateFactor = 1.0 / 8
+
 // sentTimeout bounds the report that a request reached the server. It is made from the
 // transport's write path, so it is not retried through an outage: a lost report only leaves the
 // window counted from the grant, a few milliseconds earlier.
@@ -102,7 +106,8 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 		c.cfg.ErrorBudget, c.cfg.RecoverAfter, took.Microseconds(), c.cfg.LatencyFactor, c.cfg.MaxFloor.Microseconds(),
 		c.cfg.Margin, ln.rate, stateTTL.Milliseconds(), c.s.opts.CrawlIdle.Milliseconds(), ln.keys.freed,
 		fmt.Sprintf("status %d asked for a Retry-After of %s, beyond the ceiling of %s", o.Status, o.RetryAfter, c.cfg.MaxRetryAfter),
-		fmt.Sprintf("the error budget of %d consecutive failures is spent (the last: %s)", c.cfg.ErrorBudget, last)}
+		fmt.Sprintf("the error budget of %d consecutive failures is spent (the last: %s)", c.cfg.ErrorBudget, last),
+		hostclock.PenaltyFactor, minRateFactor, hostclock.RecoverStep}
 	if class != 0 && !neutral {
 		// The pause after the n-th failure in a row, for every n the budget allows: the script
 		// knows n, the policy (a Go function with its jitter) is here.

@@ -170,7 +170,8 @@ return now
 //	      "neutral"), retry-after ceiling µs, error budget, recover after, response time µs (-1:
 //	      not a response to time), latency factor, floor cap µs, margin, rate, state ttl ms,
 //	      give-up ttl ms, freed channel, give-up reason for a Retry-After beyond the ceiling,
-//	      give-up reason for a spent budget, then the backoff µs after the 1st, 2nd, … failure
+//	      give-up reason for a spent budget, the 429 penalty factor, its floor, the recovery
+//	      step, then the backoff µs after the 1st, 2nd, … failure
 //	→ {held, pause until (0: none), pause reason (the give-up's reason when it gave up), gave up,
 //	   recovered, rate, pace, latency µs, response µs, now}
 //
@@ -214,7 +215,7 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
     if factor < 1 then
       okrun = okrun + 1
       if okrun >= tonumber(ARGV[7]) then
-        factor, okrun, recovered = math.min(1, factor * 1.25), 0, 1
+        factor, okrun, recovered = math.min(1, factor * tonumber(ARGV[20])), 0, 1
         retime()
       end
     end
@@ -222,7 +223,7 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
   else
     fails, okrun = fails + 1, 0
     if status == 429 then
-      factor = math.max(0.125, factor * 0.5)
+      factor = math.max(tonumber(ARGV[19]), factor * tonumber(ARGV[18]))
       retime()
     end
     if fails >= tonumber(ARGV[6]) then
@@ -230,7 +231,7 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
     elseif counts then
       pause(now + ra, 'retry-after')
     else
-      pause(now + tonumber(ARGV[17 + fails]), 'backoff')
+      pause(now + tonumber(ARGV[20 + fails]), 'backoff')
     end
   end
   redis.call('HSET', KEYS[1], 'factor', factor, 'fails', fails, 'okrun', okrun)
