@@ -20,6 +20,11 @@ URLs each; more are dropped and counted in the summary): a worker is handed the 
 origin may start now, so one slow origin never holds up the others. Start URLs are depth 1 and
 the links on a depth-d page d+1.
 
+With --redis, every process given the same server and --redis-prefix crawls as one: the budget
+per host counts all of their requests, robots.txt is fetched once, a URL is queued once and
+fetched by one of them (again by another only if the first died holding it), and the cache is
+shared. Without Redis nothing is sent: a crawl waits --redis-wait for it, then exits 1.
+
 Prints one JSON object per line on stdout for every URL it decided about, robots.txt included,
   {"url","final_url","status","kind","found_via","cache","bytes","refused","reason"}
 where refused is "robots" (a rule of robots.txt), "budget" (the host was given up), "limit"
