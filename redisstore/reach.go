@@ -16,7 +16,8 @@ import (
 )
 
 // UnavailableError is returned when Redis could not be reached for Options.Wait: nothing that
-// depends on it (a start slot, a URL, a robots.txt lock) was granted in that time.
+// depends on it (a start slot, a URL, a robots.txt lock) was granted in that time. Raise
+// Options.Wait to ride out longer outages.
 type UnavailableError struct {
 	URL   string        // the Redis server, without its password
 	Op    string        // what could not be done
@@ -27,7 +28,7 @@ type UnavailableError struct {
 
 func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("redisstore: %s: Redis at %s has not answered since %s (waited %s): %v; "+
-		"the crawl's budget is shared through it, so nothing is sent without it: bring it back, or wait longer (Options.Wait)",
+		"the crawl's budget is shared through it, so nothing is sent without it: bring Redis back, or let the crawl wait longer for it",
 		e.Op, e.URL, e.Since.Format(time.TimeOnly), e.Wait, e.Err)
 }
 

@@ -71,7 +71,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	case interrupted:
 		return exitInterrupted, r, nil
 	case err != nil:
-		return exitNo, r, err
+		return exitNo, r, withRedisHint(err)
 	case sum.Pages == 0:
 		return exitNo, r, errors.New("no page could be fetched; the lines on stdout say why")
 	case repErr != nil:

@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -78,6 +80,15 @@ func (o *redisFlags) closeShared() {
 	if o.shared != nil {
 		o.shared.Close()
 	}
+}
+
+// withRedisHint says in flags what to do about a Redis server that did not come back in time.
+func withRedisHint(err error) error {
+	var ue *redisstore.UnavailableError
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%w (for longer than --redis-wait %v)", err, ue.Wait)
+	}
+	return err
 }
 
 // redactedFlag is a --redis value fit for a message: without its password.
