@@ -171,10 +171,16 @@ func (p *linkParser) token() string {
 	return p.s[start:p.i]
 }
 
-// value reads a token or a quoted-string (RFC 9110 §5.6.4), unescaping quoted-pairs.
+// value reads a quoted-string (RFC 9110 §5.6.4), unescaping quoted-pairs, or an unquoted
+// value up to the next ";", "," or space. RFC 8288 asks for a token there, but servers send
+// unquoted media types ("type=application/rss+xml") and relation URIs, so more is accepted.
 func (p *linkParser) value() (string, bool) {
 	if p.i >= len(p.s) || p.s[p.i] != '"' {
-		return p.token(), true
+		start := p.i
+		for p.i < len(p.s) && !strings.ContainsRune(";, \t", rune(p.s[p.i])) {
+			p.i++
+		}
+		return p.s[start:p.i], true
 	}
 	p.i++
 	var b strings.Builder
