@@ -32,6 +32,10 @@ type originPlan struct {
 
 	// started receives a Page (or nil) per start page read; made by Begin with room for all.
 	started chan *Page
+	// released is closed when the origin's pages may go: what the start page advertised has
+	// been read, or discovery ended early.
+	released     chan struct{}
+	releasedOnce sync.Once
 
 	found int // URLs queued for the origin, guarded by p.mu
 
@@ -44,6 +48,7 @@ type originPlan struct {
 // run low to read the remaining sitemap files. It closes the source when it returns.
 func (op *originPlan) run(ctx context.Context) {
 	defer op.src.Close()
+	defer op.release()
 	p := op.p
 
 	lines, err := p.sitemaps.Sitemaps(ctx, op.start)
@@ -77,7 +82,7 @@ func (op *originPlan) run(ctx context.Context) {
 		op.readSitemaps(ctx) // files the start page named, while the origin's queue is short
 	default:
 	}
-	op.src.Release()
+	op.release()
 
 	for op.sitemapsLeft() > 0 {
 		select {
@@ -87,6 +92,12 @@ func (op *originPlan) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// release lets the origin's pages go.
+func (op *originPlan) release() {
+	op.src.Release()
+	op.releasedOnce.Do(func() { close(op.released) })
 }
 
 // get requests a discovery document of kind k found via via. The response's body reports the

@@ -230,7 +230,7 @@ func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 				errs[i] = err
 				continue
 			}
-			op = &originPlan{p: p, origin: key, start: u, src: src}
+			op = &originPlan{p: p, origin: key, start: u, src: src, released: make(chan struct{})}
 			p.mu.Lock()
 			p.origins[key] = op
 			p.mu.Unlock()
@@ -279,6 +279,29 @@ func (p *Planner) StartRead(it frontier.Item, page *Page) {
 	default: // more start pages than were queued: a repeat, already accounted for
 	}
 }
+
+// Released returns a channel that is closed once the origin of u lets its pages go: its
+// discovery documents and what its start page advertised have been read, or its discovery
+// ended. For an origin the planner does not discover, the channel is closed already. A driver
+// whose link following does not pass through the frontier (a Colly collector's callbacks)
+// waits on it before requesting one of the origin's pages.
+func (p *Planner) Released(u *url.URL) <-chan struct{} {
+	if key, err := origin.RobotsKey(u); err == nil {
+		p.mu.Lock()
+		op := p.origins[key]
+		p.mu.Unlock()
+		if op != nil {
+			return op.released
+		}
+	}
+	return closedChan
+}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Wait waits for every origin's discovery to end: cancel Begin's context first (or let
 // discovery run out of documents).
