@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/cookies"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -307,5 +308,64 @@ var _ = Describe("a site with ETags and Last-Modified, crawled twice with the sa
 		for _, e := range third.responses() {
 			Expect(e.Cache).To(BeElementOf(cache.Fresh, cache.Revalidated), "the damaged entries were replaced")
 		}
+	})
+})
+
+var _ = Describe("a page that varies on Cookie, crawled with a session-cookie purpose and a disk cache", func() {
+	It("writes no cookie value into the cache files, and a later process starts without it", func() {
+		const session = "v-session-4711"
+		s := newSite(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/robots.txt":
+				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+			case "/login":
+				http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: session, Path: "/"})
+				fmt.Fprint(w, "<html>welcome</html>")
+			default:
+				// Personalised per session, and cacheable for an hour for that session.
+				w.Header().Set("Cache-Control", "max-age=3600")
+				w.Header().Set("Vary", "Cookie")
+				fmt.Fprint(w, "<html>your account</html>")
+			}
+		})
+		DeferCleanup(s.Close)
+		dir := GinkgoT().TempDir()
+		policy := func() politeness.Policy {
+			p := isolatedPolicy(s.budgetKey())
+			p.NoCache = false
+			store, err := cache.NewDiskStore(dir, cache.DiskOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			p.CacheStore = store
+			p.Cookies = &cookies.Purpose{Categories: []cookies.Category{cookies.Session}}
+			return p
+		}
+		first := colly.NewCollector(colly.AllowURLRevisit())
+		Expect(extensions.Polite(first, policy())).To(Succeed())
+		for _, p := range []string{"/login", "/account", "/account"} {
+			Expect(first.Visit(s.URL + p)).To(Succeed())
+		}
+		hits := s.Hits()
+		Expect(hits[len(hits)-1].Header.Get("Cookie")).To(ContainSubstring(session), "the jar sent the session cookie")
+		Expect(countPath(s.Paths(), "/account")).To(Equal(2), "a response varying on Cookie is not answered from the cache")
+
+		files := 0
+		Expect(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			files++
+			b, err := os.ReadFile(p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(b)).NotTo(ContainSubstring(session), "the session cookie is stored in %s", p)
+			return nil
+		})).To(Succeed())
+		Expect(files).To(BeNumerically(">", 0), "robots.txt and /login were cached")
+
+		second := colly.NewCollector()
+		Expect(extensions.Polite(second, policy())).To(Succeed())
+		Expect(second.Visit(s.URL + "/account")).To(Succeed())
+		hits = s.Hits()
+		Expect(hits[len(hits)-1].Path).To(Equal("/account"), "the later process asked the site")
+		Expect(hits[len(hits)-1].Header.Values("Cookie")).To(BeEmpty())
 	})
 })

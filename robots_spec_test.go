@@ -3,6 +3,7 @@ package etiquette_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/backoff"
+	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/robots"
 )
@@ -280,5 +282,59 @@ var _ = Describe("a site's robots.txt", func() {
 			Expect(countPath(paths, "/a")).To(Equal(0))
 			Expect(countPath(paths, "/b")).To(Equal(2))
 		})
+	})
+})
+
+// agedStore is a cache store read a while after it was written: every entry it returns looks
+// that much older, as it would to a process started later on the same cache directory.
+type agedStore struct {
+	cache.Store
+	by time.Duration
+}
+
+func (a agedStore) Get(key string) (*cache.Entry, io.ReadCloser, error) {
+	e, body, err := a.Store.Get(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.RequestTime, e.ResponseTime = e.RequestTime.Add(-a.by), e.ResponseTime.Add(-a.by)
+	if d, err := http.ParseTime(e.Header.Get("Date")); err == nil {
+		e.Header.Set("Date", d.Add(-a.by).Format(http.TimeFormat))
+	}
+	return e, body, nil
+}
+
+var _ = Describe("a robots.txt cached on disk with a year's max-age and no validators", func() {
+	It("is fetched again by a process started a day later (RFC 9309 §2.4)", func() {
+		s := newRobotsSite(serveRobots("User-agent: *\nDisallow: /private\n", "Cache-Control", "max-age=31536000"))
+		dir := GinkgoT().TempDir()
+		process := func(later time.Duration) *colly.Collector {
+			p := robotsPolicy(robots.NewKeeper(robots.Options{}), s.site)
+			store, err := cache.NewDiskStore(dir, cache.DiskOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			p.NoCache, p.CacheStore = false, agedStore{store, later}
+			return robotsCollector(p)
+		}
+		Expect(process(0).Visit(s.URL + "/a")).To(Succeed())
+		Expect(process(23 * time.Hour).Visit(s.URL + "/b")).To(Succeed())
+		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/a", "/b"}), "a copy under a day old is reused")
+
+		Expect(process(25 * time.Hour).Visit(s.URL + "/c")).To(Succeed())
+		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/a", "/b", "/robots.txt", "/c"}))
+	})
+})
+
+var _ = Describe("an origin that refuses connections", func() {
+	It("is left alone, with an error that says robots.txt is unreachable rather than that a rule forbids the page", func() {
+		gone := newSite(func(http.ResponseWriter, *http.Request) {})
+		url := gone.URL + "/page"
+		gone.Close()
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), gone))
+		err := c.Visit(url)
+		de := refusedByRobots(err)
+		Expect(de.Decision.Cause).To(ContainSubstring("connection refused"))
+		Expect(err.Error()).To(ContainSubstring("robots.txt unreachable ("))
+		Expect(err.Error()).To(ContainSubstring("nothing is fetched from this origin until it can be read"))
+		Expect(err.Error()).NotTo(ContainSubstring("disallows"))
 	})
 })

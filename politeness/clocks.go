@@ -39,11 +39,11 @@ func (p Policy) clocks() (budget, stricter hostclock.Clock, err error) {
 			return nil, nil, fmt.Errorf("etiquette: Policy.AuthorizedRates: %w", err)
 		}
 	}
-	if p.rate() == DefaultRate && p.concurrency() == DefaultConcurrency {
+	if p.rate() == DefaultRate && p.concurrency() == DefaultConcurrency && p.LatencyFactor <= hostclock.DefaultLatencyFactor {
 		return shared, nil, nil
 	}
 	own, err := hostclock.NewLocal(hostclock.Config{Rate: p.rate(), Authorized: p.AuthorizedRates,
-		Concurrency: p.concurrency(), Logger: p.Logger})
+		Concurrency: p.concurrency(), LatencyFactor: max(p.LatencyFactor, hostclock.DefaultLatencyFactor), Logger: p.Logger})
 	if err != nil {
 		return nil, nil, fmt.Errorf("etiquette: %w", err)
 	}

@@ -50,6 +50,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/webbotauth"
 )
 
 // MaxRedirects is the number of redirect hops [Door.Client] follows (Go's and Colly's default).
@@ -114,6 +115,10 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return nil, err
 		}
 	}
+	signer, err := p.Signer()
+	if err != nil {
+		return nil, err
+	}
 	plain := p.baseTransport()
 	if bottom == nil {
 		bottom = plain
@@ -168,6 +173,9 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			}
 			return guardPrivateNetworks(next, guard, bus)
 		},
+		// Just above net/http: every request that goes out (hop, retry, robots.txt) is signed
+		// afresh; nil signer (no Policy.SignKey) passes requests through.
+		func(next http.RoundTripper) http.RoundTripper { return webbotauth.Layer(next, signer) },
 	)
 	entrance.top = d.top
 	return d, nil

@@ -5,6 +5,8 @@ package politeness
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/identity"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/robots"
+	"github.com/politecrawl/etiquette/politeness/webbotauth"
 )
 
 // Mode says whose request the door sends.
@@ -56,6 +59,13 @@ type Policy struct {
 	AuthorizedRates map[string]float64
 	// Concurrency caps the requests in flight per budget key; 0 means 2.
 	Concurrency int
+	// LatencyFactor spaces an origin's starts at least this many times its smoothed response
+	// time, so a server that answers slowly gets a slower crawl (hostclock.Config.LatencyFactor);
+	// 0 means the default, 2. The process-wide clock always applies the default; a larger factor
+	// gives the door its own stricter clock on top. A smaller or negative one cannot loosen the
+	// shared clock: pass a Policy.Clock built with it (a negative factor turns pacing by response
+	// time off).
+	LatencyFactor float64
 	// Timeout bounds one request, counted from the moment the host clock grants its slot, so
 	// waiting for a turn never times a request out; 0 means 30 s.
 	Timeout time.Duration
@@ -106,6 +116,17 @@ type Policy struct {
 
 	// MaxBodyBytes overrides the body cap per kind (see [DefaultMaxBodyBytes]).
 	MaxBodyBytes map[kind.Kind]int64
+
+	// SignKey turns on Web Bot Auth request signing (package webbotauth): every request that
+	// goes out is signed with this Ed25519 key. nil (the default) signs nothing.
+	SignKey ed25519.PrivateKey
+	// SignatureAgent is the https URL of the key directory that publishes SignKey's public half;
+	// empty means the well-known directory at the origin of Identity.InfoURL, which then must
+	// be https.
+	SignatureAgent string
+	// SignatureExpiry is how long each signature is valid; 0 means webbotauth.DefaultExpiry
+	// (5 minutes), at most 24 hours.
+	SignatureExpiry time.Duration
 }
 
 // DefaultRate is the default number of request starts per second per budget key; the host clock
@@ -258,4 +279,22 @@ func (p Policy) baseTransport() *http.Transport {
 		}
 	}
 	return base
+}
+
+// Signer returns the request signer the door uses, or nil when SignKey is nil (signing is off).
+// It fails when SignatureAgent is empty and Identity.InfoURL is not https, when SignatureAgent
+// is not https, or when SignatureExpiry is out of range.
+func (p Policy) Signer() (*webbotauth.Signer, error) {
+	if p.SignKey == nil {
+		return nil, nil
+	}
+	s, err := webbotauth.NewSigner(p.SignKey, webbotauth.SignerOptions{Agent: p.SignatureAgent,
+		InfoURL: p.Identity.InfoURL, Expiry: p.SignatureExpiry})
+	switch {
+	case errors.Is(err, webbotauth.ErrAgentNotHTTPS):
+		return nil, fmt.Errorf("etiquette: Policy.SignKey is set, but %w; serve Identity.InfoURL over https or set Policy.SignatureAgent to the https URL of your key directory", err)
+	case err != nil:
+		return nil, fmt.Errorf("etiquette: request signing (Policy.SignKey, Policy.SignatureExpiry): %w", err)
+	}
+	return s, nil
 }

@@ -4,6 +4,7 @@ package main
 // codes, usage errors, flag parsing and help.
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +60,61 @@ type commandDoc struct {
 	exits string // its exit codes, one per line
 
 	identity bool // the command takes the identity flags, which help lists apart
+}
+
+// group is a command made of subcommands (ua check, ua build): its first argument names the
+// subcommand, or asks for the group's help.
+type group struct {
+	doc  commandDoc
+	subs []subcommand
+}
+
+// subcommand is one command of a group, run with the arguments after its name.
+type subcommand struct {
+	name string
+	run  func(args []string, e env) (int, error)
+}
+
+// run runs the subcommand args[0] names.
+func (g group) run(_ context.Context, args []string, e env) (int, error) {
+	if len(args) == 0 {
+		return exitUsage, g.doc.argErrorf("want a command: %s", g.names())
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		printHelp(e.stdout, g.doc, nil)
+		return exitOK, errHelpShown
+	}
+	if sub, ok := g.sub(args[0]); ok {
+		return sub.run(args[1:], e)
+	}
+	return exitUsage, g.doc.argErrorf("unknown %s command %q: use %s", g.doc.name, args[0], g.names())
+}
+
+// sub returns the subcommand called name.
+func (g group) sub(name string) (subcommand, bool) {
+	for _, s := range g.subs {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return subcommand{}, false
+}
+
+// names lists the subcommands as a sentence: "check or build".
+func (g group) names() string {
+	var b strings.Builder
+	for i, s := range g.subs {
+		switch {
+		case i == 0:
+		case i == len(g.subs)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(s.name)
+	}
+	return b.String()
 }
 
 // usageLine is "usage: etiquette NAME USAGE".

@@ -1,32 +1,35 @@
 package main
 
-// This file decides the crawl command: its help, what it needs before it starts (a policy and
-// absolute start URLs), and its exit code.
+// This file decides the crawl command: its help, and what it needs before it starts (a policy,
+// usable limits and absolute start URLs).
 
-import (
-	"context"
-	"net/url"
-
-	"github.com/politecrawl/etiquette/politeness/origin"
-)
+import "context"
 
 var crawlDoc = commandDoc{
 	name:  "crawl",
 	usage: "IDENTITY-FLAGS [flags] URL...",
-	about: `Crawls from the start URLs, politely: every request identified, robots.txt obeyed (RFC 9309), at
-most --rate starts per second and --concurrency requests in flight per host, Retry-After and
-backoff honoured, answers cached (RFC 9111), no cookies unless --cookies-for or --allow-cookie
-declare a purpose. Links are followed within the start URLs' origins, except on nofollow pages
+	about: `Crawls from the start URLs, politely, and stays on their origins (scheme, host and port): every
+request identified, robots.txt obeyed (RFC 9309), at most --rate starts per second and
+--concurrency requests in flight per host, Retry-After and backoff honoured, answers cached
+(RFC 9111), no cookies unless --cookies-for or --allow-cookie declare a purpose, every request
+signed with --sign-key if given. The links of HTML pages are followed, except on nofollow pages
 and links.
+
+A fixed number of workers (--workers) take URLs from one queue per origin (at most --max-queue
+URLs each; more are dropped and counted in the summary): a worker is handed the next URL whose
+origin may start now, so one slow origin never holds up the others. Start URLs are depth 1 and
+the links on a depth-d page d+1.
 
 Prints one JSON object per line on stdout for every URL it decided about, robots.txt included,
   {"url","final_url","status","kind","found_via","cache","bytes","refused","reason"}
-and a summary on stderr. On SIGINT it stops admitting requests, lets requests on the wire
-finish for 3 seconds, prints the summary and exits 130.`,
+where refused is "robots" (a rule of robots.txt), "budget" (the host was given up), "limit"
+(not fetched: --max-pages reached) or "error" (robots.txt unreadable, a network error,
+interrupted), and a summary on stderr. On SIGINT it stops admitting requests, lets requests on
+the wire finish for 3 seconds, reports the URLs it did not fetch, prints the summary and exits 130.`,
 	args: `  URL...  start URLs, absolute http(s)`,
 	exits: `  0    at least one page got a response
   1    no page could be fetched (the lines on stdout say why)
-  2    unusable input: usage, an invalid identity, rate or URL, an unsupported flag
+  2    unusable input: usage, an invalid identity, rate, URL or signing key, an unsupported flag
   130  interrupted (SIGINT)`,
 	identity: true,
 }
@@ -42,20 +45,17 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	if len(starts) == 0 {
 		return exitUsage, crawlDoc.argErrorf("want at least one start URL")
 	}
+	if err := o.checkRun(); err != nil {
+		return exitUsage, err
+	}
 	policy, err := o.policy(e)
 	if err != nil {
 		return exitUsage, err
 	}
-	var startURLs []*url.URL
-	scope := map[string]bool{}
 	for _, s := range starts {
-		u, err := httpURL("start URL", s)
-		if err != nil {
+		if _, err := httpURL("start URL", s); err != nil {
 			return exitUsage, err
 		}
-		k, _ := origin.RobotsKey(u)
-		scope[k] = true
-		startURLs = append(startURLs, u)
 	}
-	return crawl(ctx, e, o, policy, startURLs, scope)
+	return crawl(ctx, e, o, policy, starts)
 }

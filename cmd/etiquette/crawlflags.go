@@ -1,9 +1,11 @@
 package main
 
-// This file decides how crawl's flags become a door policy: the identity, the rate and
-// concurrency (by hostclock's rule), the cache, the cookie purpose and the proxy.
+// This file decides how crawl's flags become a door policy — the identity, the rate and
+// concurrency (by hostclock's rule), the cache, the cookie purpose, the signing key and the proxy;
+// info-page shares the policy flags — and which of crawl's limits are usable.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -12,41 +14,127 @@ import (
 	"strings"
 
 	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/webbotauth"
 )
 
-// crawlOptions are crawl's flags.
-type crawlOptions struct {
-	idf         identityFlags
-	rate        float64
-	authorized  authorizedRates
-	concurrency int
-	maxPages    int
-	maxDepth    int
-	cacheDir    string
-	noCache     bool
-	redis       string
-	cookiesFor  string
-	allowCookie multiFlag
-	proxy       string
+// policyFlags are the flags that make the door's policy: who the crawler is, its pace, whether it
+// caches, the cookies it keeps and the key it signs with. crawl and info-page register them
+// through one register, so the page describes the crawl the same flags run.
+type policyFlags struct {
+	idf            identityFlags
+	rate           float64
+	authorized     authorizedRates
+	concurrency    int
+	latencyFactor  float64
+	noCache        bool
+	cookiesFor     string
+	allowCookie    multiFlag
+	signKey        string
+	signatureAgent string
 }
 
-func (o *crawlOptions) register(fs *flag.FlagSet) {
+func (o *policyFlags) register(fs *flag.FlagSet) {
 	o.authorized = authorizedRates{}
 	o.idf.register(fs)
 	fs.Float64Var(&o.rate, "rate", hostclock.DefaultRate, "`R`: request starts per second per host; above 3 only for the hosts named in --authorized-rate")
 	fs.Var(o.authorized, "authorized-rate", "`HOST[:PORT]=R`: the operator of HOST allowed R request starts per second (repeatable)")
 	fs.IntVar(&o.concurrency, "concurrency", hostclock.DefaultConcurrency, "`N`: requests in flight per host")
-	fs.IntVar(&o.maxPages, "max-pages", 0, "`N`: stop after N pages (0: no limit)")
-	fs.IntVar(&o.maxDepth, "max-depth", 0, "`N`: follow links N deep (0: no limit)")
-	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
+	fs.Float64Var(&o.latencyFactor, "latency-factor", hostclock.DefaultLatencyFactor, "`F`: space an origin's starts at least F times its smoothed response time, so a slow server gets a slower crawl (a negative F turns this off)")
 	fs.BoolVar(&o.noCache, "no-cache", false, "do not cache: every read goes to the site")
-	fs.StringVar(&o.redis, "redis", "", "`URL`: "+notYet+"share the budget across processes through this Redis server")
 	fs.StringVar(&o.cookiesFor, "cookies-for", "", "`CATEGORIES`: the cookie categories the task needs, of session,loadbalancer,csrf (default: no cookies)")
 	fs.Var(&o.allowCookie, "allow-cookie", "`NAME`: a cookie the task needs besides the categories (repeatable)")
+	fs.StringVar(&o.signKey, "sign-key", "", "`FILE`: sign every request with this Ed25519 key (Web Bot Auth, RFC 9421): PKCS#8 PEM, mode 0600, as 'etiquette keys generate' writes it")
+	fs.StringVar(&o.signatureAgent, "signature-agent", "", "`URL`: the https URL of the key directory that publishes --sign-key's public half (default: the --info-url's origin + "+webbotauth.WellKnownPath+")")
+}
+
+// policy turns the flags into a door policy without a cache store (the caller opens one if it
+// sends requests); every problem is a usage error. The rate fields are set besides the clock, so
+// the policy describes itself (infopage reads them; the door follows the clock).
+func (o *policyFlags) policy(e env) (politeness.Policy, error) {
+	id, err := o.idf.identity(e.getenv, e.warn)
+	if err != nil {
+		return politeness.Policy{}, err
+	}
+	clock, cfg, err := o.clock()
+	if err != nil {
+		return politeness.Policy{}, err
+	}
+	p := politeness.Policy{Identity: id, Clock: clock, Rate: cfg.Rate, Concurrency: cfg.Concurrency, LatencyFactor: cfg.LatencyFactor, NoCache: o.noCache}
+	if len(o.authorized) > 0 {
+		p.AuthorizedRates = o.authorized
+	}
+	if o.cookiesFor != "" || len(o.allowCookie) > 0 {
+		if p.Cookies, err = cookiePurpose(o.cookiesFor, o.allowCookie); err != nil {
+			return p, err
+		}
+	}
+	switch {
+	case o.signKey != "":
+		if p.SignKey, err = webbotauth.LoadKey(o.signKey); err != nil {
+			return p, usagef("--sign-key: %v", err)
+		}
+		p.SignatureAgent = o.signatureAgent
+		if _, err := p.Signer(); err != nil {
+			return p, signingFlagError(err, id.InfoURL, o.signatureAgent)
+		}
+	case o.signatureAgent != "":
+		return p, usagef("--signature-agent %q needs --sign-key FILE: the key whose public half the directory publishes", o.signatureAgent)
+	}
+	return p, nil
+}
+
+// signingFlagError says in flags why signing cannot start.
+func signingFlagError(err error, infoURL, agent string) error {
+	switch {
+	case !errors.Is(err, webbotauth.ErrAgentNotHTTPS):
+		return usagef("--sign-key: %v", err)
+	case agent != "":
+		return usagef("--signature-agent %q: the key directory must be an https URL", agent)
+	}
+	return usagef("--sign-key: the key directory must be served over https, but --info-url %q is not https; serve the info page over https or give --signature-agent https://HOST%s", infoURL, webbotauth.WellKnownPath)
+}
+
+// crawlOptions are crawl's flags: the policy's, then how the crawl runs.
+type crawlOptions struct {
+	policyFlags
+	workers  int
+	maxQueue int
+	maxPages int
+	maxDepth int
+	cacheDir string
+	redis    string
+	proxy    string
+}
+
+func (o *crawlOptions) register(fs *flag.FlagSet) {
+	o.policyFlags.register(fs)
+	fs.IntVar(&o.workers, "workers", crawler.DefaultWorkers, "`N`: requests in progress at once, across all origins")
+	fs.IntVar(&o.maxQueue, "max-queue", frontier.DefaultMaxQueued, "`N`: URLs queued per origin, and links taken from one page; more are dropped and counted in the summary")
+	fs.IntVar(&o.maxPages, "max-pages", 0, "`N`: stop after N pages got a response, of any status; the URLs still queued are reported not fetched (0: no limit)")
+	fs.IntVar(&o.maxDepth, "max-depth", 0, "`N`: fetch pages of depth N at most: start URLs are depth 1, the links on a depth-d page d+1 (0: no limit)")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
+	fs.StringVar(&o.redis, "redis", "", "`URL`: "+notYet+"share the budget across processes through this Redis server")
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
+}
+
+// checkRun refuses limits the crawl cannot run with.
+func (o *crawlOptions) checkRun() error {
+	switch {
+	case o.workers < 1:
+		return usagef("--workers %d: want 1 or more", o.workers)
+	case o.maxQueue < 1:
+		return usagef("--max-queue %d: want 1 or more", o.maxQueue)
+	case o.maxPages < 0:
+		return usagef("--max-pages %d: want 0 (no limit) or more", o.maxPages)
+	case o.maxDepth < 0:
+		return usagef("--max-depth %d: want 0 (no limit) or more", o.maxDepth)
+	}
+	return nil
 }
 
 // authorizedRates collects --authorized-rate HOST[:PORT]=R flags, as written: hostclock
@@ -71,33 +159,20 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
-// policy turns the flags into a door policy; every problem is a usage error.
+// policy turns the flags into the crawl's door policy: the policy flags', the cache store and the
+// proxy; every problem is a usage error.
 func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
-	id, err := o.idf.identity(e.getenv, e.warn)
+	p, err := o.policyFlags.policy(e)
 	if err != nil {
-		return politeness.Policy{}, err
+		return p, err
 	}
 	if o.redis != "" {
-		return politeness.Policy{}, errNotYet("--redis")
+		return p, errNotYet("--redis")
 	}
-	clock, err := o.clock()
-	if err != nil {
-		return politeness.Policy{}, err
-	}
-	p := politeness.Policy{Identity: id, Clock: clock, NoCache: o.noCache}
 	if !o.noCache {
-		store, err := openCacheStore(o.cacheDir)
-		if err != nil {
+		if p.CacheStore, err = openCacheStore(o.cacheDir); err != nil {
 			return p, err
 		}
-		p.CacheStore = store
-	}
-	if o.cookiesFor != "" || len(o.allowCookie) > 0 {
-		purpose, err := cookiePurpose(o.cookiesFor, o.allowCookie)
-		if err != nil {
-			return p, err
-		}
-		p.Cookies = purpose
 	}
 	if o.proxy != "" {
 		pu, err := url.Parse(o.proxy)
@@ -113,25 +188,28 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 // flags. The rate rule is hostclock's — NewLocal refuses a rate above DefaultRate, which only an
 // operator's authorisation lifts for the hosts it names — and the command words the refusal in
 // flags. With --authorized-rate, a --rate above the default applies to the named hosts only.
-func (o *crawlOptions) clock() (*hostclock.Local, error) {
+func (o *policyFlags) clock() (*hostclock.Local, hostclock.Config, error) {
 	if o.concurrency < 1 {
-		return nil, usagef("--concurrency %d: want 1 or more", o.concurrency)
+		return nil, hostclock.Config{}, usagef("--concurrency %d: want 1 or more", o.concurrency)
 	}
 	if !(o.rate > 0) {
-		return nil, usagef("--rate %g: want a positive number of requests per second", o.rate)
+		return nil, hostclock.Config{}, usagef("--rate %g: want a positive number of requests per second", o.rate)
 	}
-	cfg := hostclock.Config{Rate: o.rate, Authorized: o.authorized, Concurrency: o.concurrency}
+	if o.latencyFactor == 0 {
+		return nil, hostclock.Config{}, usagef("--latency-factor 0: want a positive factor, or a negative one to turn pacing by response time off")
+	}
+	cfg := hostclock.Config{Rate: o.rate, Authorized: o.authorized, Concurrency: o.concurrency, LatencyFactor: o.latencyFactor}
 	if len(o.authorized) > 0 {
 		cfg.Rate = min(o.rate, hostclock.DefaultRate)
 	}
 	clock, err := hostclock.NewLocal(cfg)
 	switch {
 	case err != nil && len(o.authorized) == 0:
-		return nil, usagef("--rate %g is above %d requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, hostclock.DefaultRate)
+		return nil, cfg, usagef("--rate %g is above %d requests per second per host: name the hosts whose operators allowed more with --authorized-rate HOST[:PORT]=R", o.rate, hostclock.DefaultRate)
 	case err != nil:
-		return nil, usagef("--authorized-rate: %v", err)
+		return nil, cfg, usagef("--authorized-rate: %v", err)
 	}
-	return clock, nil
+	return clock, cfg, nil
 }
 
 // openCacheStore opens the crawl's disk cache: dir, or the user cache directory's etiquette

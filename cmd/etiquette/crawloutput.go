@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/politecrawl/etiquette/crawler"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -36,14 +38,15 @@ type crawlOutput struct {
 	mu        sync.Mutex
 	enc       *json.Encoder
 	stderr    io.Writer
-	responses map[string]events.Event // URL → its last Response event, until its line is written
+	maxQueue  int
+	responses map[string]events.Event // URL → its Response event, until its page's line is written
 	lines     int
-	pagesSeen int // lines of pages that got a response
 	refusals  map[string]int
 }
 
-func newCrawlOutput(e env) *crawlOutput {
-	return &crawlOutput{enc: json.NewEncoder(e.stdout), stderr: e.stderr, responses: map[string]events.Event{}, refusals: map[string]int{}}
+func newCrawlOutput(e env, maxQueue int) *crawlOutput {
+	return &crawlOutput{enc: json.NewEncoder(e.stdout), stderr: e.stderr, maxQueue: maxQueue,
+		responses: map[string]events.Event{}, refusals: map[string]int{}}
 }
 
 func (o *crawlOutput) write(l line) {
@@ -57,7 +60,9 @@ func (o *crawlOutput) write(l line) {
 }
 
 // event receives the door's stream: responses to requests the door made itself (robots.txt)
-// become lines of their own; the others leave their cache outcome for the page's line.
+// become lines of their own; the others leave their cache outcome for the page's line. A
+// redirect hop's response is not kept: the page's line is its final answer's, and a hop kept
+// would never be read.
 func (o *crawlOutput) event(ev events.Event) {
 	if ev.Type == events.Refused && ev.Kind == kind.Robots {
 		// robots.txt itself could not be fetched (network error, timeout, too many redirects).
@@ -71,54 +76,62 @@ func (o *crawlOutput) event(ev events.Event) {
 		o.write(line{URL: ev.URL, Status: ev.Status, Kind: string(ev.Kind), FoundVia: "door", Cache: ev.Cache, Bytes: ev.Bytes})
 		return
 	}
+	if ev.Status >= 300 && ev.Status < 400 && ev.Status != http.StatusNotModified {
+		return
+	}
 	o.mu.Lock()
 	o.responses[ev.URL] = ev
 	o.mu.Unlock()
 }
 
-// pages counts the pages that got a response (of any status).
-func (o *crawlOutput) pages() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.pagesSeen
-}
-
-func (o *crawlOutput) page(u, final string, status int, via string, n int64) {
-	o.mu.Lock()
-	o.pagesSeen++
-	ev, ok := o.responses[final]
-	delete(o.responses, final) // read once: the map holds only responses not yet written
-	o.mu.Unlock()
-	k := string(kind.HTML)
-	if ok {
-		k = string(ev.Kind)
+// result writes the line of one URL the crawler decided about: a page that got a response
+// (with the reason its body was cut short, if it was), or one that got none and why.
+func (o *crawlOutput) result(r crawler.Result) {
+	l := line{URL: r.URL, Kind: string(r.Kind), FoundVia: r.FoundVia}
+	if r.Status == 0 {
+		l.Refused, l.Reason = refusal(r.Err)
+		o.write(l)
+		return
 	}
-	l := line{URL: u, Status: status, Kind: k, FoundVia: via, Cache: ev.Cache, Bytes: n}
-	if final != u {
-		l.FinalURL = final
+	o.mu.Lock()
+	ev, ok := o.responses[r.FinalURL]
+	delete(o.responses, r.FinalURL) // read once: the map holds only responses not yet written
+	o.mu.Unlock()
+	if ok {
+		l.Kind, l.Cache = string(ev.Kind), ev.Cache
+	}
+	l.Status, l.Bytes = r.Status, r.Bytes
+	if r.FinalURL != r.URL {
+		l.FinalURL = r.FinalURL
+	}
+	if r.Err != nil {
+		l.Reason = withoutRequest(r.Err).Error()
 	}
 	o.write(l)
 }
 
-// refused writes the line of a URL the door refused: "robots" for a rule of the site's
-// robots.txt, "budget" for an origin given up, "error" for the rest — robots.txt unreachable
-// among them — with the library's reason.
-func (o *crawlOutput) refused(u, via string, err error) {
+// refusal says why a URL got no response: "robots" for a rule of the site's robots.txt,
+// "budget" for an origin given up, "limit" for a URL --max-pages left unfetched, "error" for the
+// rest — robots.txt unreachable and interrupted requests among them — with the reason.
+func refusal(err error) (refused, reason string) {
 	err = withoutRequest(err)
-	l := line{URL: u, Kind: string(kind.HTML), FoundVia: via, Refused: "error", Reason: err.Error()}
 	var gone *hostclock.GiveUpError
 	switch _, byRule := blockedByRule(err); {
 	case byRule:
-		l.Refused = "robots"
+		return "robots", err.Error()
 	case errors.As(err, &gone):
-		l.Refused = "budget"
-	case errors.Is(err, politeness.ErrStopped):
-		l.Reason = "interrupted before it was sent"
+		return "budget", err.Error()
+	case errors.Is(err, crawler.ErrPageLimit):
+		return "limit", "not fetched: --max-pages reached"
+	case errors.Is(err, politeness.ErrStopped), errors.Is(err, crawler.ErrInterrupted):
+		return "error", "interrupted before it was sent"
 	}
-	o.write(l)
+	return "error", err.Error()
 }
 
-func (o *crawlOutput) summary(s politeness.StatsSnapshot, interrupted bool) {
+// summary prints what the crawl did on stderr: the lines and responses, the refusals, the cache,
+// the waits, the cookies refused, and every URL the crawl knew of but did not queue or fetch.
+func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, interrupted bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if interrupted {
@@ -129,6 +142,14 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, interrupted bool) {
 	fmt.Fprintf(o.stderr, "  cache:   %s; %d body bytes the site did not send\n", counts(s.Cache), s.CacheBytesSaved)
 	fmt.Fprintf(o.stderr, "  waits:   %s; pauses %d; retries %d\n", counts(s.Waits), s.Pauses, s.Retries)
 	fmt.Fprintf(o.stderr, "  cookies refused: %s\n", counts(s.CookiesRefused))
+	for _, st := range c.Origins {
+		if st.Dropped > 0 {
+			fmt.Fprintf(o.stderr, "  dropped %d URLs over the queue cap of %s (--max-queue %d)\n", st.Dropped, st.Origin, o.maxQueue)
+		}
+	}
+	if c.LinksOverLimit > 0 {
+		fmt.Fprintf(o.stderr, "  did not follow %d links beyond the first %d of their page (--max-queue)\n", c.LinksOverLimit, o.maxQueue)
+	}
 }
 
 func counts(m map[string]int) string {

@@ -23,9 +23,17 @@ func TestHelp(t *testing.T) {
 		{[]string{"robots", "-h"}, "usage: etiquette robots [--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL", []string{"--compare-colly", "--colly-ua"}},
 		{[]string{"help", "robots"}, "usage: etiquette robots [--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL", []string{"--compare-colly", "--colly-ua"}},
 		{[]string{"crawl", "-h"}, "usage: etiquette crawl IDENTITY-FLAGS [flags] URL...", append([]string{"--rate", "--authorized-rate", "--concurrency",
-			"--max-pages", "--max-depth", "--cache-dir", "--no-cache", "--redis", "--cookies-for", "--allow-cookie", "--proxy"}, identity...)},
+			"--max-pages", "--max-depth", "--cache-dir", "--no-cache", "--redis", "--cookies-for", "--allow-cookie", "--proxy",
+			"--sign-key", "--signature-agent"}, identity...)},
 		{[]string{"crawl", "https://example.org/", "-h"}, "usage: etiquette crawl IDENTITY-FLAGS [flags] URL...", []string{"--rate"}},
 		{[]string{"fetch", "-h"}, "usage: etiquette fetch IDENTITY-FLAGS [flags] URL", append([]string{"--strict-robots", "--max-wait"}, identity...)},
+		{[]string{"keys", "-h"}, "usage: etiquette keys generate FILE | jwks FILE... | directory --directory-authority HOST FILE...", nil},
+		{[]string{"keys", "generate", "-h"}, "usage: etiquette keys generate FILE", nil},
+		{[]string{"help", "keys", "jwks"}, "usage: etiquette keys jwks FILE...", nil},
+		{[]string{"keys", "directory", "--help"}, "usage: etiquette keys directory --directory-authority HOST [--validity D] [--max-age D] FILE...",
+			[]string{"--directory-authority", "--validity", "--max-age"}},
+		{[]string{"info-page", "-h"}, "usage: etiquette info-page IDENTITY-FLAGS [flags] --out DIR", append([]string{"--out", "--purpose", "--unit", "--networks",
+			"--rate", "--authorized-rate", "--concurrency", "--no-cache", "--cookies-for", "--allow-cookie", "--sign-key", "--signature-agent"}, identity...)},
 		{[]string{"demo", "-h"}, "usage: etiquette demo", nil},
 	}
 	for _, tc := range cases {
@@ -67,7 +75,7 @@ func TestHelpSaysWhatIsNotBuilt(t *testing.T) {
 // TestUsageErrorsOnStderr: a wrong command line exits 2 with one message prefixed once, and no
 // help on stdout.
 func TestUsageErrorsOnStderr(t *testing.T) {
-	for _, args := range [][]string{{"demo"}, {"nosuch"}, {"ua"}, {"ua", "nosuch"}, {"robots", "--nosuch"}, {"robots", "x"}, {"help", "nosuch"}, {}} {
+	for _, args := range [][]string{{"demo"}, {"nosuch"}, {"ua"}, {"ua", "nosuch"}, {"keys"}, {"keys", "nosuch"}, {"keys", "generate"}, {"info-page"}, {"robots", "--nosuch"}, {"robots", "x"}, {"help", "nosuch"}, {}} {
 		code, out, errOut := runCLI(t, nil, args...)
 		if code != exitUsage || out != "" || errOut == "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a message on stderr only", args, code, out, errOut)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 )
 
 const usageText = `usage: etiquette COMMAND [flags] [arguments]
@@ -33,10 +34,14 @@ commands:
                                            decide URL against a robots.txt file (exit 0 allowed, 1 disallowed)
   crawl IDENTITY-FLAGS [flags] URL...      crawl politely; one JSON line per URL on stdout
   fetch IDENTITY-FLAGS [flags] URL         fetch one page for a person (the user-triggered token)
+  keys generate FILE | jwks FILE... | directory --directory-authority HOST FILE...
+                                           create a signing key; print its JWK Set or key directory
+  info-page IDENTITY-FLAGS [flags] --out DIR
+                                           write the crawler's description page (and key directory)
   demo                                     a guided demonstration (not supported yet: exits 2)
   help [COMMAND]                           this text, or a command's help
 
-identity flags (crawl, fetch, ua build):
+identity flags (crawl, fetch, info-page, ua build):
   --ua UA  (or the ETIQUETTE_UA environment variable)
   --token NAME --bot-version V --info-url URL [--contact EMAIL]
   --profile fau --org ORG --bot BOT --bot-version V --info-url URL --contact EMAIL
@@ -55,12 +60,18 @@ Run 'etiquette COMMAND -h' or 'etiquette help COMMAND' for a command's arguments
 // commands maps each command name to its implementation. A command returns its exit code, and
 // an error to print: a *usageError exits 2 whatever the code, errHelpShown exits 0.
 var commands = map[string]func(ctx context.Context, args []string, e env) (int, error){
-	"ua":     runUA,
-	"robots": runRobots,
-	"crawl":  runCrawl,
-	"fetch":  runFetch,
-	"demo":   runDemo,
+	"ua":        uaGroup.run,
+	"robots":    runRobots,
+	"crawl":     runCrawl,
+	"fetch":     runFetch,
+	"keys":      keysGroup.run,
+	"info-page": runInfoPage,
+	"demo":      runDemo,
 }
+
+// groups are the commands made of subcommands; a message names the subcommand too
+// ("etiquette ua check: …").
+var groups = map[string]group{"ua": uaGroup, "keys": keysGroup}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -78,8 +89,9 @@ func run(ctx context.Context, args []string, e env) int {
 	switch name {
 	case "-h", "-help", "--help", "help":
 		if len(args) > 1 && commands[args[1]] != nil {
-			// 'etiquette help crawl' is 'etiquette crawl -h'.
-			return run(ctx, []string{args[1], "-h"}, e)
+			// 'etiquette help crawl' is 'etiquette crawl -h', 'etiquette help ua check' is
+			// 'etiquette ua check -h'.
+			return run(ctx, slices.Concat(args[1:], []string{"-h"}), e)
 		}
 		if len(args) > 1 {
 			fmt.Fprintf(e.stderr, "etiquette: no command %q\n\n%s", args[1], usageText)
@@ -98,8 +110,10 @@ func run(ctx context.Context, args []string, e env) int {
 		return exitOK
 	}
 	if err != nil {
-		if name == "ua" && len(args) > 1 && (args[1] == "check" || args[1] == "build") {
-			name += " " + args[1]
+		if g, ok := groups[name]; ok && len(args) > 1 {
+			if _, ok := g.sub(args[1]); ok {
+				name += " " + args[1]
+			}
 		}
 		fmt.Fprintf(e.stderr, "etiquette %s: %v\n", name, err)
 		var ue *usageError

@@ -4,7 +4,6 @@ package main
 // canonical one of an identity is (ua build).
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -45,22 +44,8 @@ validates it and prints it. Warnings go to stderr.`,
 	identity: true,
 }
 
-// runUA: "ua check [--profile P] UA" and "ua build IDENTITY-FLAGS".
-func runUA(_ context.Context, args []string, e env) (int, error) {
-	if len(args) == 0 {
-		return exitUsage, uaDoc.argErrorf("want a command: check or build")
-	}
-	switch args[0] {
-	case "check":
-		return uaCheck(args[1:], e)
-	case "build":
-		return uaBuild(args[1:], e)
-	case "-h", "-help", "--help":
-		printHelp(e.stdout, uaDoc, nil)
-		return exitOK, errHelpShown
-	}
-	return exitUsage, uaDoc.argErrorf("unknown command %q: use check or build", args[0])
-}
+// uaGroup is "ua check [--profile P] UA" and "ua build IDENTITY-FLAGS".
+var uaGroup = group{doc: uaDoc, subs: []subcommand{{"check", uaCheck}, {"build", uaBuild}}}
 
 func uaCheck(args []string, e env) (int, error) {
 	fs := newFlagSet(uaCheckDoc)

@@ -16,9 +16,14 @@ import (
 	"github.com/politecrawl/etiquette/politeness/cache"
 )
 
-// requiredTarget is the floor for required private-cache tests (of 141): the target.
-// The remaining failures and their reasons are listed in the README.
-const requiredTarget = 130
+// The scores of each store, pinned exactly: a drop is a regression, and a rise means the README's
+// table (and these figures) need updating. The remaining failures and their reasons are listed in
+// the README.
+const (
+	wantRequired  = 139 // of 141
+	wantOptional  = 72  // of 84
+	wantChecksYes = 63  // of 86
+)
 
 // conformanceScore is a run of the suite, scored from a private cache's point of view.
 type conformanceScore struct {
@@ -66,26 +71,27 @@ func runConformance(all []*ctTest, rt http.RoundTripper) conformanceScore {
 		Transport:     rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	results := map[string]any{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64) // most tests spend their time in the suite's 3 s pauses
+	var scored []*ctTest
 	for _, tc := range all {
-		if c := category(tc); c != "private" && c != "shared" && c != "intermediary" {
-			continue
+		if c := category(tc); c == "private" || c == "shared" || c == "intermediary" {
+			scored = append(scored, tc)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := runTest(tc, srv.URL, client)
-			mu.Lock()
-			results[tc.ID] = r
-			mu.Unlock()
-		}()
 	}
-	wg.Wait()
+	results := runTests(scored, srv.URL, client)
+	// A test that did not pass runs once more before it counts. The suite's tests pause 3 s to
+	// let responses age, and on a loaded machine a second's delay pushes one past its window
+	// (stale-while-revalidate-window gives 2 s of slack); a real regression fails twice.
+	var again []*ctTest
+	for _, tc := range scored {
+		if results[tc.ID] != true {
+			again = append(again, tc)
+		}
+	}
+	for id, r := range runTests(again, srv.URL, client) {
+		if r == true {
+			results[id] = r
+		}
+	}
 
 	byID := map[string]*ctTest{}
 	for _, tc := range all {
@@ -132,9 +138,29 @@ func runConformance(all []*ctTest, rt http.RoundTripper) conformanceScore {
 	return s
 }
 
-// TestConformance scores the cache on the http-tests/cache-tests suite: at least 130 of the 141
-// required private-cache tests must pass, and no suite may score below gregjones/httpcache (run
-// here too, as the baseline), with the memory store and with the disk store.
+// runTests runs tests concurrently against client and returns each one's result by ID.
+func runTests(tests []*ctTest, base string, client *http.Client) map[string]any {
+	results := map[string]any{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64) // most tests spend their time in the suite's 3 s pauses
+	for _, tc := range tests {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r := runTest(tc, base, client)
+			mu.Lock()
+			results[tc.ID] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// TestConformance scores the cache on the http-tests/cache-tests suite: with the memory store and
+// with the disk store, the required, optional and check scores must be exactly the pinned ones,
+// and no suite may score below gregjones/httpcache (run here too, as the baseline).
 func TestConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the suite takes about 15 s: its tests pause to let responses age")
@@ -176,8 +202,15 @@ func TestConformance(t *testing.T) {
 		for _, f := range s.notPassing {
 			t.Logf("  %s", f)
 		}
-		if s.required < requiredTarget {
-			t.Errorf("%s: %d required private-cache tests pass, want at least %d", name, s.required, requiredTarget)
+		for _, score := range []struct {
+			what      string
+			got, want int
+		}{{"required tests", s.required, wantRequired}, {"optional tests", s.optional, wantOptional},
+			{"checks answered yes", s.checksYes, wantChecksYes}} {
+			if score.got != score.want {
+				t.Errorf("%s: %d %s pass, want exactly %d (a drop is a regression; after an improvement, update the figure here and in the README)",
+					name, score.got, score.what, score.want)
+			}
 		}
 		for suite, n := range base.perSuite {
 			if s.perSuite[suite] < n {

@@ -54,7 +54,15 @@ func newDisk(t *testing.T, dir string, max int64) *cache.DiskStore {
 // TestDiskCorruptEntryIsAMissAndReplaced damages a stored record in the ways a crash, a full disk
 // or a stray editor can, and checks that the damaged copy is never served and is replaced.
 func TestDiskCorruptEntryIsAMissAndReplaced(t *testing.T) {
-	const body = "the stored payload, long enough to cut in half and still have a trailer after it"
+	const small = "the stored payload, long enough to cut in half and still have a trailer after it"
+	// A small record is read whole and checked in memory; a large one is checked in one pass over
+	// the file and then streamed from it.
+	for _, body := range []string{small, strings.Repeat(small, 4000)} {
+		t.Run(fmt.Sprintf("%d bytes", len(body)), func(t *testing.T) { testDiskCorruption(t, body) })
+	}
+}
+
+func testDiskCorruption(t *testing.T, body string) {
 	for _, tc := range []struct {
 		name   string
 		damage func(b []byte) []byte
@@ -252,4 +260,34 @@ func hammer(dir string, writer int) error {
 		return fmt.Errorf("writer %d: no successful read", writer)
 	}
 	return nil
+}
+
+// TestDiskRemovesAnOlderLayout: records of an earlier directory layout can never be found again,
+// so opening the store removes them instead of leaving their space taken for good.
+func TestDiskRemovesAnOlderLayout(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "v1", "ab", "cd")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, "abcd0123"), bytes.Repeat([]byte("x"), 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newDisk(t, dir, 0)
+	if _, err := os.Stat(filepath.Join(dir, "v1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the older layout is still there (%v)", err)
+	}
+	w, err := s.Put("k", &cache.Entry{Status: 200, Header: http.Header{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, "body")
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, body, err := s.Get("k"); err != nil {
+		t.Errorf("the store does not work after removing the older layout: %v", err)
+	} else {
+		body.Close()
+	}
 }

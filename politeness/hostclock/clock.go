@@ -109,12 +109,16 @@ type Clock interface {
 	// lengthened, never shortened.
 	Pause(key string, until time.Time, reason string)
 	// Earliest returns the earliest moment a request to key could be granted if it asked now:
-	// not before now, the interval since the previous start, the Crawl-delay floor, the
+	// the interval since the previous start, the Crawl-delay floor, the
 	// interval the origin's response time asks for, or the end of a pause. It reserves nothing,
 	// and it ignores the concurrency cap and the requests already waiting: a crawl frontier
 	// that keeps at most Concurrency requests of an origin in progress itself asks it to hand a
 	// worker the next origin that may start, as Scrapy's slots do. An origin given up returns
-	// its *GiveUpError. It is cheap enough to ask for every origin each time a worker is free.
+	// its *GiveUpError. A time that is not after the caller's own "now" means "at once" (an
+	// origin the clock has not seen returns the zero time): the clock does not clamp it to its
+	// own reading of now, which would always lie a little after the caller's and make a caller
+	// comparing with its now wait for nothing. It is cheap enough to ask for every origin each
+	// time a worker is free.
 	Earliest(key string) (time.Time, error)
 	// PausedUntil reports the pause in force for key (a zero Until when none is), and a
 	// *GiveUpError when the origin has been given up for this crawl.

@@ -15,14 +15,14 @@ import (
 )
 
 const (
-	// penaltyFactor multiplies an origin's rate after each 429.
-	penaltyFactor = 0.5
+	// PenaltyFactor (exported for the description page, which states it) multiplies an origin's rate after each 429.
+	PenaltyFactor = 0.5
 	// minRateFactor bounds the penalty: repeated 429s lower the rate to no less than 1/8 of the
 	// configured one (the pauses keep growing instead).
 	minRateFactor = 1.0 / 8
-	// recoverStep multiplies a lowered rate after each run of Config.RecoverAfter successes: from
+	// RecoverStep multiplies a lowered rate after each run of Config.RecoverAfter successes: from
 	// half the rate it takes four runs to recover fully.
-	recoverStep = 1.25
+	RecoverStep = 1.25
 )
 
 // done hands le's place back and applies o; see [Lease].Done. It takes l.mu.
@@ -124,7 +124,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 		if s.factor < 1 {
 			s.okRun++
 			if s.okRun >= l.cfg.RecoverAfter {
-				s.factor, s.okRun, v.recovered = min(1, s.factor*recoverStep), 0, true
+				s.factor, s.okRun, v.recovered = min(1, s.factor*RecoverStep), 0, true
 				s.retime(l.cfg.Margin)
 				notifyHead(s)
 			}
@@ -137,7 +137,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 	s.fails++
 	s.okRun = 0
 	if o.Status == 429 {
-		s.factor = max(minRateFactor, s.factor*penaltyFactor)
+		s.factor = max(minRateFactor, s.factor*PenaltyFactor)
 		s.retime(l.cfg.Margin)
 	}
 	if s.fails >= l.cfg.ErrorBudget {

@@ -134,7 +134,7 @@ func TestRecoveryAfterARunOfSuccesses(t *testing.T) {
 			}
 			prev = at
 		}
-		factor = min(1, factor*recoverStep)
+		factor = min(1, factor*RecoverStep)
 	}
 	if st := l.Stats()[0]; st.Rate != 3 {
 		t.Errorf("rate after recovery = %v, want 3", st.Rate)

@@ -201,18 +201,17 @@ func (l *Local) Pause(key string, until time.Time, reason string) {
 // Earliest returns when a request to key could be granted if it asked now; see [Clock]. An
 // origin the clock has not seen yet may start now. It allocates nothing.
 func (l *Local) Earliest(key string) (time.Time, error) {
-	now := l.cfg.Time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, ok := l.origins[key]
 	if !ok {
-		return now, nil
+		return time.Time{}, nil
 	}
 	if s.gaveUp != nil {
 		return time.Time{}, s.gaveUp
 	}
 	at, _ := s.earliest(l.cfg.Margin)
-	return later(at, now), nil
+	return at, nil
 }
 
 // PausedUntil reports key's pause; see [Clock].

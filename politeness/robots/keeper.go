@@ -1,5 +1,8 @@
 package robots
 
+// This file decides when an origin's robots.txt is fetched, how long it is kept and which rules
+// are in force after a fetch fails (RFC 9309 §2.3.1, §2.4).
+
 import (
 	"context"
 	"errors"
@@ -8,12 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/politecrawl/etiquette/politeness/freshness"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
 
@@ -52,19 +55,24 @@ type Options struct {
 	// Now is the clock; nil means time.Now. Expiry arithmetic uses only this clock.
 	Now func() time.Time
 	// MinTTL and MaxTTL clamp a fetched robots.txt's lifetime, which is otherwise the
-	// response's freshness (Cache-Control max-age, Expires; none given means MaxTTL). The floor
-	// keeps "max-age=0" from costing one robots.txt request per page. 0 means 1 h and 24 h.
+	// response's remaining freshness (Cache-Control max-age or Expires, less its age; none given
+	// means MaxTTL). The floor keeps "max-age=0" from costing one robots.txt request per page.
+	// The ceiling counts from when the origin sent the copy, not from when the keeper received
+	// it: a copy a cache held for 20 hours is kept 4 more under the default 24 h (RFC 9309 §2.4).
+	// 0 means 1 h and 24 h.
 	MinTTL time.Duration
 	MaxTTL time.Duration
 	// FetchTimeout bounds one robots.txt fetch, body included. The fetch runs detached from the
 	// callers waiting for it, so this is its only deadline. 0 means 30 s.
 	FetchTimeout time.Duration
 	// RetryFailedAfter is how long a failed fetch's outcome (complete disallow, or the last
-	// good copy) is kept before the next attempt. 0 means 30 s.
+	// good copy) is kept before the next attempt, and the least time any copy is kept. 0 means
+	// 30 s.
 	RetryFailedAfter time.Duration
-	// MaxOrigins bounds the origins held, so a process-wide keeper on a broad crawl does not
-	// grow without end; 0 means DefaultMaxOrigins. Beyond it, expired entries are dropped
-	// first, then any. A dropped origin is fetched again when next needed; if that fetch fails
+	// Store holds the entries; nil means a [MemoryStore] of MaxOrigins origins.
+	Store Store
+	// MaxOrigins bounds the origins the default store holds (see [MemoryStore]); 0 means
+	// DefaultMaxOrigins. A dropped origin is fetched again when next needed; if that fetch fails
 	// it is disallowed (its last good copy is gone), which errs on the polite side.
 	MaxOrigins int
 }
@@ -76,8 +84,8 @@ type Keeper struct {
 	opts Options
 	sf   singleflight.Group
 
-	mu      sync.Mutex
-	entries map[string]*Entry // by origin.RobotsKey
+	storeOnce sync.Once
+	st        Store
 }
 
 // NewKeeper returns a keeper with opts.
@@ -97,6 +105,16 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// store is Options.Store, or the default MemoryStore.
+func (k *Keeper) store() Store {
+	k.storeOnce.Do(func() {
+		if k.st = k.opts.Store; k.st == nil {
+			k.st = NewMemoryStore(k.opts.MaxOrigins)
+		}
+	})
+	return k.st
 }
 
 // Lookup returns the entry for u's origin, fetching robots.txt with fetch when the keeper has
@@ -129,29 +147,6 @@ func (k *Keeper) Lookup(ctx context.Context, u *url.URL, fetch Fetch) (*Entry, e
 	}
 }
 
-// Cached returns the entry held for u's origin, fresh or not, without fetching.
-func (k *Keeper) Cached(u *url.URL) (*Entry, bool) {
-	key, err := robotsKey(u)
-	if err != nil {
-		return nil, false
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	e, ok := k.entries[key]
-	return e, ok
-}
-
-// Forget drops what the keeper holds for u's origin; the next Lookup fetches again.
-func (k *Keeper) Forget(u *url.URL) {
-	key, err := robotsKey(u)
-	if err != nil {
-		return
-	}
-	k.mu.Lock()
-	delete(k.entries, key)
-	k.mu.Unlock()
-}
-
 // robotsKey is origin.RobotsKey, which does not accept a nil URL.
 func robotsKey(u *url.URL) (string, error) {
 	if u == nil {
@@ -160,95 +155,76 @@ func robotsKey(u *url.URL) (string, error) {
 	return origin.RobotsKey(u)
 }
 
+// fresh returns the stored entry of key while it has not expired, else nil.
 func (k *Keeper) fresh(key string) *Entry {
-	k.mu.Lock()
-	e := k.entries[key]
-	k.mu.Unlock()
-	if e != nil && k.now().Before(e.Expires) {
+	if e := k.store().Load(key); e != nil && k.now().Before(e.Expires) {
 		return e
 	}
 	return nil
 }
 
-// refresh runs once per origin at a time (singleflight). ctx only lends its values.
+// refresh runs once per origin at a time in this process (singleflight), and across processes
+// when the store is a Locker. ctx only lends its values.
 func (k *Keeper) refresh(ctx context.Context, key string, fetch Fetch) *Entry {
 	// A caller that found the entry stale may arrive just after another refresh finished.
 	if e := k.fresh(key); e != nil {
 		return e
 	}
-	robotsURL := key + "/robots.txt"
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orDefault(k.opts.FetchTimeout, DefaultFetchTimeout))
 	defer cancel()
-	r := k.fetchOnce(fctx, robotsURL, fetch)
+	if l, ok := k.store().(Locker); ok {
+		if unlock, err := l.Lock(fctx, key); err == nil {
+			defer unlock()
+			// Another process may have fetched while this one waited.
+			if e := k.fresh(key); e != nil {
+				return e
+			}
+		}
+	}
+	robotsURL := key + "/robots.txt"
+	sent := k.now()
+	r := fetchOnce(fctx, robotsURL, fetch)
 
 	now := k.now()
 	e := &Entry{Origin: key, URL: robotsURL, Outcome: r.outcome, Status: r.status, Err: r.err, Fetched: now}
+	answer := freshness.Response{Status: r.status, Header: r.header, RequestTime: sent, ResponseTime: now}
 	switch r.outcome {
 	case Parsed:
-		e.File, e.Good = r.file, now
-		e.Expires = now.Add(k.clamp(r.ttl))
+		e.File, e.Body, e.Good = r.file, r.body, now
+		e.ETag, e.LastModified = r.header.Get("ETag"), r.header.Get("Last-Modified")
+		e.Expires = now.Add(k.lifetime(answer))
 	case Unavailable:
-		e.Expires = now.Add(k.clamp(r.ttl))
+		e.Expires = now.Add(k.lifetime(answer))
 	default:
 		e.Expires = now.Add(orDefault(k.opts.RetryFailedAfter, DefaultRetryFailedAfter))
-		k.mu.Lock()
-		prev := k.entries[key]
-		k.mu.Unlock()
-		if prev != nil && prev.File != nil {
+		if prev := k.store().Load(key); prev != nil && prev.File != nil {
 			// RFC 9309 §2.4: while robots.txt is unreachable the cached copy may be used,
 			// even past 24 hours.
-			e.File, e.Good, e.Stale = prev.File, prev.Good, true
+			e.File, e.Body, e.Good, e.Stale = prev.File, prev.Body, prev.Good, true
+			e.ETag, e.LastModified = prev.ETag, prev.LastModified
 		}
 	}
-	if e.File != nil {
-		base, _ := url.Parse(robotsURL)
-		e.sitemaps = e.File.Sitemaps(base)
-	}
-	k.mu.Lock()
-	if k.entries == nil {
-		k.entries = make(map[string]*Entry)
-	}
-	k.entries[key] = e
-	k.evict(key, now)
-	k.mu.Unlock()
+	k.store().Save(e)
 	return e
 }
 
-// evict keeps the number of origins within MaxOrigins, sparing keep. Requires k.mu held.
-func (k *Keeper) evict(keep string, now time.Time) {
-	limit := k.opts.MaxOrigins
-	if limit <= 0 {
-		limit = DefaultMaxOrigins
-	}
-	if len(k.entries) <= limit {
-		return
-	}
-	for key, e := range k.entries {
-		if key != keep && !now.Before(e.Expires) {
-			delete(k.entries, key)
-		}
-	}
-	// Still full of fresh entries: drop some at random, down to 90 %, so that the next
-	// insertions do not each pay for a sweep.
-	for key := range k.entries {
-		if len(k.entries) <= limit*9/10 {
-			break
-		}
-		if key != keep {
-			delete(k.entries, key)
-		}
-	}
-}
-
-func (k *Keeper) clamp(ttl time.Duration) time.Duration {
+// lifetime is how long a robots.txt response received just now is kept: its remaining freshness
+// (RFC 9111 §4.2), 0 for no-store and no-cache, MaxTTL when it states none; raised to MinTTL;
+// and cut so that the copy is not used for more than MaxTTL after the origin sent it (RFC 9309
+// §2.4), though kept at least RetryFailedAfter, the pace at which failures are retried.
+func (k *Keeper) lifetime(r freshness.Response) time.Duration {
 	lo, hi := orDefault(k.opts.MinTTL, DefaultMinTTL), orDefault(k.opts.MaxTTL, DefaultMaxTTL)
-	if ttl < 0 || ttl > hi {
-		return hi
+	age := r.Age(r.ResponseTime)
+	cc := freshness.CacheControl(r.Header)
+	ttl := hi
+	switch {
+	case cc.Has("no-store") || cc.Has("no-cache"):
+		ttl = 0
+	case r.Explicit(cc):
+		ttl = r.Lifetime(cc, freshness.Heuristic{}) - age
 	}
-	if ttl < lo {
-		return lo
-	}
-	return ttl
+	ttl = min(max(ttl, lo), hi)
+	return min(ttl, max(hi-age, orDefault(k.opts.RetryFailedAfter, DefaultRetryFailedAfter)))
 }
 
 type fetchResult struct {
@@ -256,11 +232,12 @@ type fetchResult struct {
 	status  int
 	err     error
 	file    *File
-	ttl     time.Duration // -1: the response gave no freshness
+	body    []byte
+	header  http.Header
 }
 
 // fetchOnce applies RFC 9309 §2.3.1 to one fetch.
-func (k *Keeper) fetchOnce(ctx context.Context, robotsURL string, fetch Fetch) fetchResult {
+func fetchOnce(ctx context.Context, robotsURL string, fetch Fetch) fetchResult {
 	resp, err := fetch(ctx, robotsURL)
 	if err != nil {
 		if resp != nil && resp.Body != nil {
@@ -282,12 +259,12 @@ func (k *Keeper) fetchOnce(ctx context.Context, robotsURL string, fetch Fetch) f
 			// A partial body is not a successful download (RFC 9309 §2.3.1.1).
 			return fetchResult{outcome: Unreachable, status: s, err: fmt.Errorf("reading the body: %w", err)}
 		}
-		return fetchResult{outcome: Parsed, status: s, file: Parse(body), ttl: freshness(resp.Header, k.now())}
+		return fetchResult{outcome: Parsed, status: s, file: Parse(body), body: body, header: resp.Header}
 	case s == http.StatusTooManyRequests || s >= 500:
 		// RFC 9309 §2.3.1.4 names 5xx; 429 is "come back later" too, and Google treats it so.
 		return fetchResult{outcome: Unreachable, status: s}
 	case s >= 400 && s <= 499:
-		return fetchResult{outcome: Unavailable, status: s, ttl: freshness(resp.Header, k.now())}
+		return fetchResult{outcome: Unavailable, status: s, header: resp.Header}
 	default:
 		// 1xx, a 3xx the client did not follow (no Location), anything else: not an answer
 		// about rules, so the safe reading.
@@ -301,42 +278,6 @@ func closeBody(b io.ReadCloser) {
 	}
 	_, _ = io.CopyN(io.Discard, b, drainLimit)
 	_ = b.Close()
-}
-
-// freshness returns the response's freshness lifetime (RFC 9111 §4.2.1) from Cache-Control
-// max-age (less Age) or Expires, 0 for no-store/no-cache, -1 when the response gives none.
-func freshness(h http.Header, now time.Time) time.Duration {
-	for _, v := range h.Values("Cache-Control") {
-		for _, d := range strings.Split(v, ",") {
-			name, val, _ := strings.Cut(strings.TrimSpace(d), "=")
-			switch strings.ToLower(strings.TrimSpace(name)) {
-			case "no-store", "no-cache":
-				return 0
-			case "max-age":
-				secs, err := strconv.ParseInt(strings.Trim(strings.TrimSpace(val), `"`), 10, 64)
-				if err != nil || secs < 0 {
-					return 0
-				}
-				if age, err := strconv.ParseInt(strings.TrimSpace(h.Get("Age")), 10, 64); err == nil && age > 0 {
-					secs -= age
-				}
-				secs = min(secs, 1<<32) // far beyond any clamp, and no Duration overflow
-				return time.Duration(secs) * time.Second
-			}
-		}
-	}
-	if exp := h.Get("Expires"); exp != "" {
-		t, err := http.ParseTime(exp)
-		if err != nil {
-			return 0 // RFC 9111 §5.3: an invalid Expires means already expired
-		}
-		date := now
-		if d, err := http.ParseTime(h.Get("Date")); err == nil {
-			date = d
-		}
-		return t.Sub(date)
-	}
-	return -1
 }
 
 // Outcome classifies the last robots.txt fetch of an origin (RFC 9309 §2.3.1).
@@ -379,20 +320,24 @@ type Entry struct {
 	// File is the robots.txt in force: the one just parsed, or the last good copy while Stale.
 	// nil when no 2xx robots.txt applies.
 	File *File
+	// Body is the robots.txt File was parsed from (at most MaxBytes+1 bytes), kept so that a
+	// [Store] outside the process can rebuild File with [Parse].
+	Body []byte
+	// ETag and LastModified are the validators of the response Body came with, "" when it had
+	// none: what a conditional refresh of the copy would send.
+	ETag, LastModified string
 	// Stale reports that the last fetch failed and File is the last good copy (RFC 9309 §2.4).
 	Stale bool
 	// Good is when File was fetched.
 	Good time.Time
-
-	sitemaps []string
 }
 
 // Decide reports whether token may fetch u under this entry: the rules of File when there is
 // one (also when Stale), everything when robots.txt was unavailable (4xx), nothing but
 // /robots.txt when it was unreachable.
 func (e *Entry) Decide(token string, u *url.URL) Decision {
-	if requestTarget(u) == "/robots.txt" {
-		return Decision{Allowed: true, Reason: "/robots.txt is always allowed (RFC 9309 §2.2.2)"}
+	if d, ok := robotsTxtItself(u); ok {
+		return d
 	}
 	if e == nil {
 		return Decision{Reason: "robots.txt has not been fetched: treating the origin as disallowed (RFC 9309 §2.3.1.4)"}
@@ -411,21 +356,30 @@ func (e *Entry) Decide(token string, u *url.URL) Decision {
 			": there is no robots.txt, nothing is restricted (RFC 9309 §2.3.1.3)"}
 	case Parsed, Unreachable:
 		return Decision{Reason: e.failure() + ": treating the origin as disallowed until " + clock(e.Expires) +
-			" (RFC 9309 §2.3.1.4)"}
+			" (RFC 9309 §2.3.1.4)", Cause: e.cause()}
 	}
 	return Decision{Reason: "robots.txt has not been fetched: treating the origin as disallowed (RFC 9309 §2.3.1.4)"}
 }
 
-func (e *Entry) failure() string {
+// cause says why the last fetch failed: "answered 503", or the fetch's error.
+func (e *Entry) cause() string {
 	switch {
 	case e.Status != 0 && e.Err != nil:
-		return "robots.txt answered " + strconv.Itoa(e.Status) + " (" + e.Err.Error() + ")"
+		return "answered " + strconv.Itoa(e.Status) + " (" + e.Err.Error() + ")"
 	case e.Status != 0:
-		return "robots.txt answered " + strconv.Itoa(e.Status)
+		return "answered " + strconv.Itoa(e.Status)
 	case e.Err != nil:
-		return "robots.txt could not be fetched (" + e.Err.Error() + ")"
+		return e.Err.Error()
 	}
-	return "robots.txt could not be fetched"
+	return "no answer"
+}
+
+// failure is cause as a sentence about robots.txt.
+func (e *Entry) failure() string {
+	if e.Status == 0 {
+		return "robots.txt could not be fetched (" + e.cause() + ")"
+	}
+	return "robots.txt " + e.cause()
 }
 
 func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
@@ -441,17 +395,22 @@ func (e *Entry) CrawlDelay(token string) (time.Duration, bool) {
 // Sitemaps returns the Sitemap URLs of the robots.txt in force, resolved against its URL,
 // http(s) only, de-duplicated, in file order.
 func (e *Entry) Sitemaps() []string {
-	if e == nil {
+	if e == nil || e.File == nil {
 		return nil
 	}
-	return e.sitemaps
+	base, err := url.Parse(e.URL)
+	if err != nil {
+		return nil
+	}
+	return e.File.Sitemaps(base)
 }
 
 // ErrDisallowed matches every [*DisallowedError] with errors.Is.
 var ErrDisallowed = errors.New("robots.txt disallows the URL")
 
 // DisallowedError is returned for a URL robots.txt disallows. Find it with errors.As; its
-// Decision names the deciding line.
+// Decision names the deciding line, or, when robots.txt could not be read and nothing may be
+// fetched from the origin, the cause (Decision.Cause), which then leads the error's text.
 type DisallowedError struct {
 	URL      string
 	Token    string
@@ -459,6 +418,9 @@ type DisallowedError struct {
 }
 
 func (e *DisallowedError) Error() string {
+	if e.Decision.Cause != "" {
+		return "robots.txt unreachable (" + e.Decision.Cause + "); nothing is fetched from this origin until it can be read"
+	}
 	return "robots.txt disallows " + e.URL + " for " + quoteToken(e.Token) + ": " + e.Decision.Reason +
 		"; this crawler must not fetch it"
 }

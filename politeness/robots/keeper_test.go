@@ -44,16 +44,21 @@ type testOrigin struct {
 	header  http.Header
 	fetches atomic.Int32
 	hold    chan struct{} // when set, robots.txt answers only after it is closed
+	arrived chan struct{} // receives one value per robots.txt request (buffered; see awaitFetch)
 }
 
 func newTestOrigin(t *testing.T, status int, body string) *testOrigin {
-	o := &testOrigin{status: status, body: body}
+	o := &testOrigin{status: status, body: body, arrived: make(chan struct{}, 64)}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/robots.txt" {
 			http.Error(w, "only robots.txt here", http.StatusTeapot)
 			return
 		}
 		o.fetches.Add(1)
+		select {
+		case o.arrived <- struct{}{}:
+		default:
+		}
 		o.mu.Lock()
 		status, body, header, hold := o.status, o.body, o.header.Clone(), o.hold
 		o.mu.Unlock()
@@ -78,6 +83,16 @@ func (o *testOrigin) set(status int, body string, header http.Header) {
 	o.mu.Lock()
 	o.status, o.body, o.header = status, body, header
 	o.mu.Unlock()
+}
+
+// awaitFetch waits until robots.txt has been requested.
+func (o *testOrigin) awaitFetch(t *testing.T) {
+	t.Helper()
+	select {
+	case <-o.arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("robots.txt was never requested")
+	}
 }
 
 func (o *testOrigin) url(t testing.TB, path string) *url.URL { return mustURL(t, o.URL+path) }
@@ -199,10 +214,24 @@ func TestKeeperFailuresDisallow(t *testing.T) {
 	})
 }
 
+// loadCounter is a MemoryStore that reports each Load, so a test can tell that every caller has
+// looked for the entry (and is now waiting for the one fetch) without guessing with a sleep.
+type loadCounter struct {
+	*MemoryStore
+	loads chan struct{}
+}
+
+func (l loadCounter) Load(origin string) *Entry {
+	e := l.MemoryStore.Load(origin)
+	l.loads <- struct{}{}
+	return e
+}
+
 func TestKeeperSingleFetchUnderConcurrency(t *testing.T) {
 	o := newTestOrigin(t, 200, privateRules)
 	o.hold = make(chan struct{})
-	k := NewKeeper(Options{})
+	store := loadCounter{NewMemoryStore(0), make(chan struct{}, 64)}
+	k := NewKeeper(Options{Store: store})
 	var wg sync.WaitGroup
 	results := make(chan *Entry, 8)
 	for i := range 8 {
@@ -216,11 +245,12 @@ func TestKeeperSingleFetchUnderConcurrency(t *testing.T) {
 			results <- e
 		}()
 	}
-	// Let every caller reach the keeper before robots.txt answers.
-	for o.fetches.Load() == 0 {
-		time.Sleep(time.Millisecond)
+	// Every caller has found no entry (8 loads, plus the fetching refresh's own) and the fetch
+	// has started before robots.txt answers.
+	for range 9 {
+		<-store.loads
 	}
-	time.Sleep(20 * time.Millisecond)
+	o.awaitFetch(t)
 	close(o.hold)
 	wg.Wait()
 	close(results)
@@ -249,9 +279,7 @@ func TestKeeperCancelledCallerDoesNotPoison(t *testing.T) {
 		_, err := k.Lookup(ctx, o.url(t, "/a"), testFetch)
 		errc <- err
 	}()
-	for o.fetches.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	o.awaitFetch(t)
 	patient := make(chan *Entry, 1)
 	go func() {
 		e, err := k.Lookup(context.Background(), o.url(t, "/b"), testFetch)
@@ -445,23 +473,6 @@ func TestKeeperBadCalls(t *testing.T) {
 	}
 }
 
-func TestKeeperForgetAndCached(t *testing.T) {
-	o := newTestOrigin(t, 200, privateRules)
-	k := NewKeeper(Options{})
-	if _, ok := k.Cached(o.url(t, "/")); ok {
-		t.Fatalf("an unused keeper holds an entry")
-	}
-	e, _ := k.Lookup(context.Background(), o.url(t, "/a"), testFetch)
-	if c, ok := k.Cached(o.url(t, "/b")); !ok || c != e {
-		t.Errorf("Cached did not return the entry of the origin")
-	}
-	k.Forget(o.url(t, "/"))
-	k.Lookup(context.Background(), o.url(t, "/a"), testFetch)
-	if n := o.fetches.Load(); n != 2 {
-		t.Errorf("after Forget, fetches = %d, want 2", n)
-	}
-}
-
 func TestDisallowedError(t *testing.T) {
 	f := Parse([]byte("User-agent: FooBot\n\nDisallow: /secret # keep out\n"))
 	u := mustURL(t, "https://h.example/secret/x")
@@ -499,22 +510,189 @@ func TestKeeperBoundsItsOrigins(t *testing.T) {
 	for i := 10; i < 15; i++ {
 		lookup(i)
 	}
-	k.mu.Lock()
-	n := len(k.entries)
-	k.mu.Unlock()
-	if n != 5 {
+	store := k.store().(*MemoryStore)
+	held := func() int {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		return len(store.entries)
+	}
+	if n := held(); n != 5 {
 		t.Errorf("held %d origins after expiry, want the 5 fresh ones", n)
 	}
 	for i := 15; i < 40; i++ {
 		lookup(i)
 	}
-	k.mu.Lock()
-	n = len(k.entries)
-	k.mu.Unlock()
-	if n > 10 {
+	if n := held(); n > 10 {
 		t.Errorf("held %d origins, want at most 10", n)
 	}
-	if _, ok := k.Cached(mustURL(t, "https://h39.example/")); !ok {
+	if store.Load("https://h39.example") == nil {
 		t.Errorf("the origin just fetched was evicted")
+	}
+}
+
+// TestUnreachableRobotsTxtIsNotWordedAsARule: when robots.txt cannot be read, the refusal keeps
+// its type (the CLI counts it as a robots refusal) but says what went wrong, not that a rule
+// forbids the page; a real rule keeps the rule's wording.
+func TestUnreachableRobotsTxtIsNotWordedAsARule(t *testing.T) {
+	refused := newTestOrigin(t, 200, privateRules)
+	refusedURL := refused.url(t, "/page")
+	refused.Close()
+	down := newTestOrigin(t, 503, "")
+	rules := newTestOrigin(t, 200, privateRules)
+	for _, tc := range []struct {
+		name      string
+		u         *url.URL
+		cause     string
+		wantStart string
+		unwanted  string
+	}{
+		{"connection refused", refusedURL, "connection refused", "robots.txt unreachable (", "disallows"},
+		{"503", down.url(t, "/page"), "answered 503", "robots.txt unreachable (answered 503)", "disallows"},
+		{"a rule", rules.url(t, "/private/x"), "", "robots.txt disallows " + rules.URL + "/private/x", "unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewKeeper(Options{}).Lookup(context.Background(), tc.u, testFetch)
+			if err != nil {
+				t.Fatalf("Lookup: %v", err)
+			}
+			d := e.Decide("FooBot", tc.u)
+			if d.Allowed {
+				t.Fatalf("allowed: %s", d.Reason)
+			}
+			if !strings.Contains(d.Cause, tc.cause) || (tc.cause == "") != (d.Cause == "") {
+				t.Errorf("Decision.Cause = %q, want one naming %q", d.Cause, tc.cause)
+			}
+			msg := (&DisallowedError{URL: tc.u.String(), Token: "FooBot", Decision: d}).Error()
+			if !strings.HasPrefix(msg, tc.wantStart) || strings.Contains(msg, tc.unwanted) {
+				t.Errorf("error %q: want it to start with %q and not to say %q", msg, tc.wantStart, tc.unwanted)
+			}
+			if tc.cause != "" && !strings.HasSuffix(msg, "; nothing is fetched from this origin until it can be read") {
+				t.Errorf("error %q does not say what happens next", msg)
+			}
+		})
+	}
+}
+
+// TestKeeperCountsTheAgeOfACachedCopy: a robots.txt answered from a cache arrives with an Age;
+// the keeper's 24-hour limit counts from when the origin sent it, not from when the keeper
+// received it (RFC 9309 §2.4).
+func TestKeeperCountsTheAgeOfACachedCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		age  string
+		want time.Duration
+	}{
+		{"fresh from the origin", "", 24 * time.Hour},
+		{"20 h old in a cache", "72000", 4 * time.Hour},
+		{"30 h old (served while the origin is unreachable)", "108000", DefaultRetryFailedAfter},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{"Cache-Control": {"max-age=31536000"}}
+			if tc.age != "" {
+				h.Set("Age", tc.age)
+			}
+			o := newTestOrigin(t, 200, privateRules)
+			o.set(200, privateRules, h)
+			clk := newFakeClock()
+			e, err := NewKeeper(Options{Now: clk.Now}).Lookup(context.Background(), o.url(t, "/"), testFetch)
+			if err != nil {
+				t.Fatalf("Lookup: %v", err)
+			}
+			if got := e.Expires.Sub(e.Fetched); got != tc.want {
+				t.Errorf("kept for %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// sharedStore stands in for a store several processes share (Redis, say): it keeps entries as
+// plain data, the way such a store serialises them — File dropped and rebuilt from Body, Err kept
+// as text — and lets one process at a time fetch an origin (Locker).
+type sharedStore struct {
+	mu      sync.Mutex
+	saved   map[string]Entry
+	lock    sync.Mutex
+	locking chan struct{} // receives one value per Lock call
+}
+
+func (s *sharedStore) Load(origin string) *Entry {
+	s.mu.Lock()
+	e, ok := s.saved[origin]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if e.Body != nil {
+		e.File = Parse(e.Body)
+	}
+	return &e
+}
+
+func (s *sharedStore) Save(e *Entry) {
+	c := *e
+	c.File = nil
+	if c.Err != nil {
+		c.Err = errors.New(c.Err.Error())
+	}
+	s.mu.Lock()
+	if s.saved == nil {
+		s.saved = map[string]Entry{}
+	}
+	s.saved[e.Origin] = c
+	s.mu.Unlock()
+}
+
+func (s *sharedStore) Lock(ctx context.Context, origin string) (func(), error) {
+	s.locking <- struct{}{}
+	s.lock.Lock()
+	return s.lock.Unlock, nil
+}
+
+// TestKeepersSharingAStore: two keepers (two processes) on one store fetch an origin's
+// robots.txt once, and the lifecycle holds across them: the copy one fetched is the last good
+// copy the other keeps in force when its refresh fails.
+func TestKeepersSharingAStore(t *testing.T) {
+	o := newTestOrigin(t, 200, privateRules)
+	o.hold = make(chan struct{})
+	clk := newFakeClock()
+	store := &sharedStore{locking: make(chan struct{}, 8)}
+	a, b := NewKeeper(Options{Now: clk.Now, Store: store}), NewKeeper(Options{Now: clk.Now, Store: store})
+
+	results := make(chan *Entry, 2)
+	for _, k := range []*Keeper{a, b} {
+		go func() {
+			e, err := k.Lookup(context.Background(), o.url(t, "/page"), testFetch)
+			if err != nil {
+				t.Errorf("Lookup: %v", err)
+			}
+			results <- e
+		}()
+	}
+	// One keeper is fetching, the other waits for the lock: without it, it would fetch too.
+	o.awaitFetch(t)
+	<-store.locking
+	<-store.locking
+	close(o.hold)
+	for range 2 {
+		if e := <-results; e == nil || e.Decide("FooBot", o.url(t, "/private/x")).Allowed {
+			t.Fatalf("a keeper got %+v; want the parsed file in force", e)
+		}
+	}
+	if n := o.fetches.Load(); n != 1 {
+		t.Errorf("two keepers sharing a store fetched robots.txt %d times, want 1", n)
+	}
+
+	clk.Advance(25 * time.Hour)
+	o.set(503, "", nil)
+	e, err := b.Lookup(context.Background(), o.url(t, "/page"), testFetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := e.Decide("FooBot", o.url(t, "/private/x"))
+	if !e.Stale || d.Allowed || d.Line != 2 {
+		t.Errorf("after a failed refresh: stale %v, /private allowed %v (line %d); want the copy the other keeper fetched", e.Stale, d.Allowed, d.Line)
+	}
+	if got := e.Sitemaps(); len(got) != 1 || got[0] != o.URL+"/sitemap.xml" {
+		t.Errorf("Sitemaps of the shared copy = %q", got)
 	}
 }

@@ -17,6 +17,10 @@ type Decision struct {
 	// Group names the group that applied: the product token as written in the file, "*", or ""
 	// when no group applied.
 	Group string
+	// Cause is set when the origin, not a rule, decided: robots.txt could not be read and no
+	// earlier copy applies (RFC 9309 §2.3.1.4). It says what went wrong: "answered 503", or the
+	// network error.
+	Cause string
 }
 
 // Decide reports whether the crawler with product token may fetch u (RFC 9309 §2.2).
@@ -27,10 +31,10 @@ type Decision struct {
 // most octets of the normalised path and query wins, and an allow rule wins a tie. "/robots.txt"
 // itself is always allowed. A nil u is decided as "/".
 func (f *File) Decide(token string, u *url.URL) Decision {
-	target := requestTarget(u)
-	if target == "/robots.txt" {
-		return Decision{Allowed: true, Reason: "/robots.txt is always allowed (RFC 9309 §2.2.2)"}
+	if d, ok := robotsTxtItself(u); ok {
+		return d
 	}
+	target := requestTarget(u)
 	groups, name := f.groupsFor(token)
 	if groups == nil {
 		return Decision{Allowed: true, Reason: "no group names this product token and there is no * group: nothing is restricted (RFC 9309 §2.2.1)"}
@@ -51,6 +55,16 @@ func (f *File) Decide(token string, u *url.URL) Decision {
 		return Decision{Allowed: true, Group: name, Reason: reason}
 	}
 	return Decision{Allowed: best.Allow, Line: best.Line, Rule: best.Text, Group: name, Reason: f.reason(best)}
+}
+
+// robotsTxtItself decides the robots.txt URL itself, which is always allowed (RFC 9309 §2.2.2:
+// a crawler must be able to read the rules), also when the origin is otherwise disallowed. ok is
+// false for any other URL.
+func robotsTxtItself(u *url.URL) (Decision, bool) {
+	if requestTarget(u) != "/robots.txt" {
+		return Decision{}, false
+	}
+	return Decision{Allowed: true, Reason: "/robots.txt is always allowed (RFC 9309 §2.2.2)"}, true
 }
 
 // reason is the Decision.Reason of a deciding rule, built once per rule and kept, so that

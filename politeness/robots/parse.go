@@ -5,9 +5,15 @@
 // [Entry] of a URL's origin and calls [Entry.Decide]. [Parse] and [File.Decide] are for tools
 // (the etiquette robots command) and tests.
 //
+// The keeper's entries live in a [Store]: memory by default, or a store several processes share,
+// so that one process fetches an origin's robots.txt and the others use its result.
+//
 // The project writes its own engine instead of using temoto/robotstxt (Colly's checker) because
-// temoto departs from RFC 9309 in ways a wrapper cannot fix (DESIGN.md §3); the command line's
-// robots --compare-colly keeps temoto as a reference for what a Colly scraper used to decide.
+// temoto departs from RFC 9309 inside its parser and matcher, whose rule lists are unexported, so
+// no wrapper can correct it: a rule before the first user-agent line makes the whole file a parse
+// error, a tie goes to the first rule instead of the allow rule, user agents match by prefix,
+// paths are compared without percent-encoding normalisation, and Crawl-delay ends a group.
+// The command line's robots --compare-colly keeps temoto as a reference for what a Colly scraper used to decide.
 package robots
 
 import (
