@@ -18,6 +18,8 @@ import (
 	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
@@ -329,5 +331,59 @@ var _ = Describe("a start page that references an API catalog and a Markdown ver
 		Expect(c.summary.Discovery.APIs).To(ConsistOf(docs.URL + "/api/v1"))
 		Expect(site).To(matchers.NeverRequest("/oembed"))
 		Expect(site).To(matchers.ProbeNoWellKnown())
+	})
+})
+
+var _ = Describe("a second crawl of an unchanged site whose sitemap dates its pages, with the first crawl's cache", func() {
+	It("sends no page request, and asks for robots.txt, the sitemap and llms.txt conditionally", func() {
+		site := etiquettetest.NewSite()
+		DeferCleanup(site.Close)
+		docs := site.NewOrigin()
+		u := docs.URL
+		docs.Serve("/robots.txt", etiquettetest.Text("User-agent: *\nAllow: /\nSitemap: "+u+"/sitemap.xml\n").ETag("r1"))
+		var entries strings.Builder
+		for _, p := range []string{"/", "/a", "/b"} {
+			fmt.Fprintf(&entries, "<url><loc>%s%s</loc><lastmod>2020-01-01</lastmod></url>", u, p)
+		}
+		docs.Serve("/sitemap.xml", etiquettetest.Text(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
+			entries.String()+`</urlset>`).ETag("s1"))
+		docs.Serve("/llms.txt", etiquettetest.LLMsTxt("Docs", u+"/a").ETag("l1"))
+		docs.Serve("/", etiquettetest.HTMLPage("Docs", "/a").ETag("home"))
+		docs.Serve("/a", etiquettetest.HTMLPage("A", "/b").ETag("a"))
+		docs.Serve("/b", etiquettetest.HTMLPage("B", "/").ETag("b"))
+		store := cache.NewMemoryStore(0)
+		crawlOnce := func(events *events.Bus) *dsCrawl {
+			// A door of its own each time, as in a new process: only the cache is shared.
+			p := isolatedPolicy(docs.Addr())
+			p.NoCache, p.CacheStore, p.Events = false, store, events
+			door, err := politeness.NewDoor(p)
+			Expect(err).NotTo(HaveOccurred())
+			return dsRun(door, crawler.Config{Start: []string{u + "/"}}, plan.Options{})
+		}
+		first := crawlOnce(nil)
+		Expect(first.err).NotTo(HaveOccurred())
+		Expect(first.summary.Pages).To(Equal(3))
+
+		mark := site.Mark()
+		bus := &events.Bus{}
+		var mu sync.Mutex
+		byLastmod := map[string]bool{}
+		bus.Subscribe(func(e events.Event) {
+			if e.Type == events.Response && e.Kind == kind.HTML {
+				mu.Lock()
+				defer mu.Unlock()
+				byLastmod[strings.TrimPrefix(e.URL, u)] = e.Cache == cache.Fresh && e.Reason == cache.ReasonLastModified
+			}
+		})
+		second := crawlOnce(bus)
+
+		Expect(second.err).NotTo(HaveOccurred())
+		Expect(second.summary.Pages).To(Equal(3), "every page reported, answered from the cache")
+		again := site.Since(mark)
+		Expect(etiquettetest.Paths(again)).To(ConsistOf("/robots.txt", "/sitemap.xml", "/llms.txt"))
+		Expect(again).To(matchers.RevalidateWith304())
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(byLastmod).To(Equal(map[string]bool{"/": true, "/a": true, "/b": true}))
 	})
 })

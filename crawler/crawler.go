@@ -42,6 +42,11 @@ import (
 // second); 16 lets a crawl of many origins use that budget without a goroutine per URL.
 const DefaultWorkers = 16
 
+// DefaultLastmodTrust is how long a listing's date is believed when Config.LastmodTrust is 0: a
+// week, after which a stored page is revalidated whatever its sitemap says, because sitemap
+// generators get lastmod wrong.
+const DefaultLastmodTrust = 7 * 24 * time.Hour
+
 // ErrInterrupted is the error reported for a URL still queued when the run's context ended
 // (or the frontier failed): it was not fetched.
 var ErrInterrupted = errors.New("crawler: not fetched: the crawl was interrupted")
@@ -80,6 +85,12 @@ type Config struct {
 	// HTML crawl (see discovery/plan), with these options. It needs the door's client: the
 	// planner reads robots.txt Sitemap lines from the door (plan.SitemapLister).
 	Discovery *plan.Options
+	// LastmodTrust is how long a listing's date (a sitemap's <lastmod>, a feed's or an API's
+	// modified time) is believed: a page it dates before the door's stored copy was produced is
+	// answered from the cache without asking the site, while that copy is younger than
+	// LastmodTrust (cache.WithLastModified); otherwise the usual conditional request goes out.
+	// 0 means DefaultLastmodTrust; a negative value turns it off.
+	LastmodTrust time.Duration
 	// Links bounds the extraction of each page (see links.Options); the zero value is its default.
 	Links links.Options
 	// Report receives the outcome of every URL, one call at a time; nil discards them.
@@ -152,6 +163,9 @@ func SameOrigins(urls []string) func(*url.URL) bool {
 func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Client == nil {
 		return Summary{}, ErrNoClient
+	}
+	if cfg.LastmodTrust == 0 {
+		cfg.LastmodTrust = DefaultLastmodTrust
 	}
 	if cfg.Workers < 0 || cfg.MaxPages < 0 || cfg.MaxDepth < 0 {
 		return Summary{}, fmt.Errorf("crawler: Config.Workers %d, MaxPages %d and MaxDepth %d must not be negative; use 0 for the defaults",

@@ -15,10 +15,12 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"time"
 
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/discovery/plan"
 	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
@@ -33,6 +35,7 @@ func (r *run) fetch(ctx context.Context, it frontier.Item) (Result, *plan.Page) 
 	var once sync.Once
 	granted := func() { once.Do(func() { r.f.Granted(it) }) }
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) { granted() }})
+	ctx = cache.WithLastModified(ctx, r.lastMod(it), r.cfg.LastmodTrust)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, it.URL, nil)
 	if err != nil {
 		res.Err = err
@@ -56,6 +59,15 @@ func (r *run) fetch(ctx context.Context, it frontier.Item) (Result, *plan.Page) 
 	page, res.Err = r.read(it, resp, bufio.NewReader(body))
 	res.Bytes = body.n
 	return res, page
+}
+
+// lastMod is when a listing said it last changed: its own entry's date, or, for a start page
+// queued before any listing was read, the date a listing gave it later.
+func (r *run) lastMod(it frontier.Item) time.Time {
+	if it.LastMod.IsZero() && it.Via == frontier.ViaStart && r.planner != nil {
+		return r.planner.LastMod(it.URL)
+	}
+	return it.LastMod
 }
 
 // read reads the body to its end, extracting links when the page may be followed: a 2xx HTML

@@ -38,6 +38,9 @@ type originPlan struct {
 	releasedOnce sync.Once
 
 	found int // URLs queued for the origin, guarded by p.mu
+	// startLastMod holds, by normalised start URL, when a listing said the start page last
+	// changed: the start URL was queued first, without a date. Guarded by p.mu.
+	startLastMod map[string]time.Time
 
 	mu    sync.Mutex
 	walk  sitemap.Walk
@@ -144,6 +147,11 @@ func (op *originPlan) push(loc, via string, lastMod time.Time) {
 		op.found++
 	case frontier.Duplicate:
 		p.sum.Duplicates[via]++
+		if n, err := frontier.Normalize(loc); err == nil && !lastMod.IsZero() {
+			if _, isStart := op.startLastMod[n]; isStart {
+				op.startLastMod[n] = lastMod
+			}
+		}
 	}
 }
 

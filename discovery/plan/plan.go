@@ -51,6 +51,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/frontier"
@@ -230,7 +231,8 @@ func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 				errs[i] = err
 				continue
 			}
-			op = &originPlan{p: p, origin: key, start: u, src: src, released: make(chan struct{})}
+			op = &originPlan{p: p, origin: key, start: u, src: src, released: make(chan struct{}),
+				startLastMod: map[string]time.Time{}}
 			p.mu.Lock()
 			p.origins[key] = op
 			p.mu.Unlock()
@@ -243,6 +245,11 @@ func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 		}
 		if a == frontier.Queued {
 			op.starts++
+			if n, err := frontier.Normalize(s); err == nil {
+				p.mu.Lock()
+				op.startLastMod[n] = time.Time{}
+				p.mu.Unlock()
+			}
 		}
 	}
 	for _, op := range order {
@@ -302,6 +309,20 @@ var closedChan = func() chan struct{} {
 	close(c)
 	return c
 }()
+
+// LastMod returns when a listing of the site (a sitemap, a feed, an API) said the start page
+// at url (as the frontier handed it out) last changed, or the zero time. A start URL is queued
+// before any listing is read, so its frontier entry carries no date of its own.
+func (p *Planner) LastMod(url string) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, op := range p.origins {
+		if t, ok := op.startLastMod[url]; ok {
+			return t
+		}
+	}
+	return time.Time{}
+}
 
 // Wait waits for every origin's discovery to end: cancel Begin's context first (or let
 // discovery run out of documents).
