@@ -44,7 +44,7 @@ func (op *originPlan) readLLMs(ctx context.Context) {
 func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via string) *llms.File {
 	resp, err := op.get(ctx, rawURL, kind.LLMs, via)
 	if err != nil {
-		op.p.log.Info("plan: llms.txt could not be fetched", "url", rawURL, "err", err)
+		op.p.log.Debug("plan: llms.txt could not be fetched", "url", rawURL, "err", err)
 		return nil
 	}
 	defer done(resp)
@@ -54,7 +54,7 @@ func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via string) *llm
 	f, err := llms.Parse(resp.Body, resp.Request.URL.String(), resp.Header.Get("Content-Type"))
 	if err != nil {
 		noteError(resp, err)
-		op.p.log.Info("plan: llms.txt not read in full", "url", rawURL, "err", err)
+		op.p.log.Debug("plan: llms.txt not read in full", "url", rawURL, "err", err)
 	}
 	if f == nil {
 		return nil
@@ -151,7 +151,7 @@ func (op *originPlan) readAdvertised(ctx context.Context, pages []*Page) {
 func (op *originPlan) readFeed(ctx context.Context, rawURL string) {
 	resp, err := op.get(ctx, rawURL, kind.Feed, frontier.ViaAlternate)
 	if err != nil {
-		op.p.log.Info("plan: a feed could not be fetched", "url", rawURL, "err", err)
+		op.p.log.Debug("plan: a feed could not be fetched", "url", rawURL, "err", err)
 		return
 	}
 	defer done(resp)
@@ -161,7 +161,7 @@ func (op *originPlan) readFeed(ctx context.Context, rawURL string) {
 	fd, err := feeds.Parse(resp.Body, resp.Request.URL.String(), feeds.Options{Allowed: op.origin})
 	if err != nil {
 		noteError(resp, err)
-		op.p.log.Info("plan: not a feed", "url", rawURL, "err", err)
+		op.p.log.Debug("plan: not a feed", "url", rawURL, "err", err)
 		return
 	}
 	for _, e := range fd.Entries {
@@ -182,7 +182,7 @@ func (op *originPlan) readWordPress(ctx context.Context, root string) {
 	case errors.Is(err, wprest.ErrNotOffered):
 		op.p.log.Info("plan: the WordPress REST API does not offer a listing; the HTML crawl covers it", "root", root, "err", err)
 	case err != nil:
-		op.p.log.Info("plan: the WordPress REST API was read only in part", "root", root, "err", err)
+		op.p.log.Debug("plan: the WordPress REST API was read only in part", "root", root, "err", err)
 	}
 }
 
@@ -191,7 +191,7 @@ func (op *originPlan) readWordPress(ctx context.Context, root string) {
 func (op *originPlan) readCatalog(ctx context.Context, u *url.URL) {
 	resp, err := op.get(ctx, u.String(), kind.API, frontier.ViaAPI)
 	if err != nil {
-		op.p.log.Info("plan: an API catalog could not be fetched", "url", u.String(), "err", err)
+		op.p.log.Debug("plan: an API catalog could not be fetched", "url", u.String(), "err", err)
 		return
 	}
 	defer done(resp)

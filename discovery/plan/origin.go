@@ -56,7 +56,7 @@ func (op *originPlan) run(ctx context.Context) {
 
 	lines, err := p.sitemaps.Sitemaps(ctx, op.start)
 	if err != nil {
-		p.log.Info("plan: the Sitemap lines of robots.txt could not be read", "origin", op.origin, "err", err)
+		p.log.Debug("plan: the Sitemap lines of robots.txt could not be read", "origin", op.origin, "err", err)
 	}
 	for _, s := range lines {
 		op.addSitemap(s, 1, frontier.ViaRobotsSitemap, op.origin)

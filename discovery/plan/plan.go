@@ -113,8 +113,8 @@ type Config struct {
 	PagesLeft func() int
 	// Report receives every discovery document requested, one call at a time; nil discards them.
 	Report func(Document)
-	// Logger receives what went wrong with a document (Info: a 404 is normal) and give-ups; nil
-	// means slog.Default().
+	// Logger receives, at Debug, what went wrong with each document (also in its Document.Err),
+	// and at Info a WordPress REST API that offers no listing; nil means slog.Default().
 	Logger *slog.Logger
 }
 

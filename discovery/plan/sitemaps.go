@@ -70,7 +70,7 @@ func (op *originPlan) readSitemaps(ctx context.Context) {
 func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, file sitemapFile) {
 	resp, err := op.get(ctx, pending.URL, kind.Sitemap, file.via)
 	if err != nil {
-		op.p.log.Info("plan: a sitemap could not be fetched", "url", pending.URL, "err", err)
+		op.p.log.Debug("plan: a sitemap could not be fetched", "url", pending.URL, "err", err)
 		return
 	}
 	defer done(resp)
@@ -81,7 +81,7 @@ func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, 
 	f, err := sitemap.Open(resp.Body, fileURL, sitemap.Options{Allowed: file.allowed})
 	if err != nil {
 		noteError(resp, err)
-		op.p.log.Info("plan: not a sitemap", "url", fileURL, "err", err)
+		op.p.log.Debug("plan: not a sitemap", "url", fileURL, "err", err)
 		return
 	}
 	var res sitemap.Result
@@ -111,7 +111,7 @@ func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, 
 	}
 	if err != nil {
 		noteError(resp, err)
-		op.p.log.Info("plan: a sitemap was read only in part", "url", fileURL, "err", err)
+		op.p.log.Debug("plan: a sitemap was read only in part", "url", fileURL, "err", err)
 	}
 }
 
