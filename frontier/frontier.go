@@ -207,6 +207,7 @@ func (f *Frontier) Push(e Entry) (Admission, error) {
 // An item with Refused set belongs to a given-up origin: report it, do not fetch it, Ack it.
 func (f *Frontier) Next(ctx context.Context) (Item, error) {
 	f.mu.Lock()
+	rescanned := false
 	for {
 		if f.closed {
 			f.mu.Unlock()
@@ -217,12 +218,21 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 			f.mu.Unlock()
 			return it, err
 		}
-		if done, err := f.exhausted(); err != nil || done {
+		done, recheck, err := f.exhausted()
+		if err != nil || done {
 			f.mu.Unlock()
 			if err == nil {
 				err = ErrExhausted
 			}
 			return Item{}, err
+		}
+		if f.ready.Len() > 0 && wait == 0 && !rescanned {
+			// The storage held entries this frontier did not know of: dispatch them now.
+			rescanned = true
+			continue
+		}
+		if recheck > 0 && (wait == 0 || recheck < wait) {
+			wait = recheck
 		}
 		changed, onWait := f.changed, f.onWait
 		f.mu.Unlock()

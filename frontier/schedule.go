@@ -165,21 +165,26 @@ func (f *Frontier) take(o *originState) (Item, bool, error) {
 	return Item{Entry: e, Key: o.key, t: t}, true, nil
 }
 
-// exhausted reports whether nothing is queued, nothing is in progress and no Source is open.
-// Before saying so it asks the storage, which may hold entries this frontier did not queue
-// (another process, an earlier run). It requires f.mu held.
-func (f *Frontier) exhausted() (bool, error) {
+// SharedRecheck is how often a frontier over a [SharedStorage] looks again for URLs while it has
+// none and another process still holds some.
+const SharedRecheck = time.Second
+
+// exhausted reports whether nothing is queued, nothing is in progress and no Source is open. Before saying so it
+// asks the storage, which may hold entries this frontier did not queue (another process, an
+// earlier run), and a shared storage whether another process still holds some; then recheck is
+// how soon to look again. It requires f.mu held.
+func (f *Frontier) exhausted() (done bool, recheck time.Duration, err error) {
 	if f.taken > 0 || f.queued > 0 || len(f.draining) > 0 || f.sources > 0 {
-		return false, nil
+		return false, 0, nil
 	}
 	keys, err := f.store.Origins()
 	if err != nil {
-		return false, fmt.Errorf("frontier: listing the storage's origins: %w", err)
+		return false, 0, fmt.Errorf("frontier: listing the storage's origins: %w", err)
 	}
 	for _, k := range keys {
 		n, err := f.store.QueueSize(k)
 		if err != nil {
-			return false, fmt.Errorf("frontier: reading the queue size of %s: %w", k, err)
+			return false, 0, fmt.Errorf("frontier: reading the queue size of %s: %w", k, err)
 		}
 		if n > 0 {
 			o := f.origin(k)
@@ -188,7 +193,19 @@ func (f *Frontier) exhausted() (bool, error) {
 			f.fix(o)
 		}
 	}
-	return f.queued == 0, nil
+	if f.queued > 0 {
+		return false, 0, nil
+	}
+	if shared, ok := f.store.(SharedStorage); ok {
+		n, err := shared.Taken()
+		if err != nil {
+			return false, 0, fmt.Errorf("frontier: asking the storage what other processes hold: %w", err)
+		}
+		if n > 0 {
+			return false, SharedRecheck, nil
+		}
+	}
+	return true, 0, nil
 }
 
 func later(a, b time.Time) time.Time {

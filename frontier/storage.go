@@ -103,3 +103,14 @@ type Storage interface {
 	// an earlier run, are not overlooked.
 	Origins() ([]string, error)
 }
+
+// SharedStorage is a [Storage] several processes take from at once. Before the frontier declares
+// the crawl over it asks Taken: while another process holds URLs it has not acknowledged, the
+// crawl is not over here either — their pages may bring links, and if that process died its URLs
+// come back to the queue when their leases expire. The frontier then looks again every
+// [SharedRecheck].
+type SharedStorage interface {
+	Storage
+	// Taken returns the number of entries taken and not yet acknowledged, by every process.
+	Taken() (int, error)
+}

@@ -159,17 +159,17 @@ func (e *GiveUpError) Error() string {
 // gets the answer now. errors.Is(err, context.DeadlineExceeded) holds, as it would have after
 // the wait.
 type WaitTooLongError struct {
-	Origin   string    // the budget key
-	Earliest time.Time // the earliest start the clock knows of, on the clock's time
-	Reason   string    // the rule that sets it: one of the Reason constants, or the reason of a Clock.Pause
-	Deadline time.Time // the request context's deadline
-
-	wait, left time.Duration // from the refusal to Earliest and to Deadline
+	Origin   string        // the budget key
+	Earliest time.Time     // the earliest start the clock knows of, on the clock's time
+	Reason   string        // the rule that sets it: one of the Reason constants, or the reason of a Clock.Pause
+	Deadline time.Time     // the request context's deadline
+	Wait     time.Duration // from the refusal to Earliest
+	Left     time.Duration // from the refusal to Deadline
 }
 
 func (e *WaitTooLongError) Error() string {
 	return fmt.Sprintf("hostclock: origin %s cannot start before %s (%s, %s from now); the request's deadline is %s away: "+
-		"send it later, or give it a later deadline", e.Origin, e.Earliest.Format(time.TimeOnly), e.Reason, roughly(e.wait), roughly(e.left))
+		"send it later, or give it a later deadline", e.Origin, e.Earliest.Format(time.TimeOnly), e.Reason, roughly(e.Wait), roughly(e.Left))
 }
 
 // Is reports that the error is a deadline error: the request's deadline is what refuses it.

@@ -191,6 +191,29 @@ func normalizeRates(field string, m map[string]float64) (map[string]float64, err
 	return out, nil
 }
 
+// Resolved validates cfg as [NewLocal] does and returns it with every zero field set to its
+// default: what a [Clock] kept outside this package (one shared through Redis) starts from, so
+// that it applies the same rules with the same numbers.
+func (cfg Config) Resolved() (Config, error) {
+	if err := validate(&cfg); err != nil {
+		return Config{}, err
+	}
+	return defaults(cfg), nil
+}
+
+// RateFor returns the start rate cfg gives the budget key: the origin's authorised rate when it
+// has one, else Rate, lowered by Rates. cfg must be [Config.Resolved].
+func (cfg Config) RateFor(key string) float64 {
+	rate := cfg.Rate
+	if a, ok := cfg.Authorized[key]; ok {
+		rate = a
+	}
+	if r, ok := cfg.Rates[key]; ok {
+		rate = min(rate, r)
+	}
+	return rate
+}
+
 func defaults(cfg Config) Config {
 	cfg.Rate = cmp.Or(cfg.Rate, DefaultRate)
 	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)

@@ -79,9 +79,10 @@ type verdict struct {
 	recovered bool
 }
 
-// classify maps an outcome to a failure class, or 0 for a success; neutral reports an outcome that
-// says nothing about the origin (the caller cancelled the request).
-func classify(o Outcome) (c backoff.Class, neutral bool) {
+// Class maps an outcome to its failure class, or 0 for a success; neutral reports an outcome that
+// says nothing about the origin (the caller cancelled the request). Every Clock classes outcomes
+// this way.
+func (o Outcome) Class() (c backoff.Class, neutral bool) {
 	switch {
 	case o.Err != nil && errors.Is(o.Err, context.Canceled):
 		return 0, true
@@ -105,7 +106,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 	case o.Status >= 500:
 		s.st.ServerErrors++
 	}
-	class, neutral := classify(o)
+	class, neutral := o.Class()
 	if o.Err != nil && !neutral {
 		s.st.TransportErrors++
 	}

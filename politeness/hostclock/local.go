@@ -101,14 +101,7 @@ type state struct {
 func (l *Local) origin(key string) *state {
 	s, ok := l.origins[key]
 	if !ok {
-		rate := l.cfg.Rate
-		if a, ok := l.cfg.Authorized[key]; ok {
-			rate = a
-		}
-		if r, ok := l.cfg.Rates[key]; ok {
-			rate = min(rate, r)
-		}
-		s = &state{key: key, rate: rate, factor: 1, leases: make(map[*lease]struct{})}
+		s = &state{key: key, rate: l.cfg.RateFor(key), factor: 1, leases: make(map[*lease]struct{})}
 		s.st.Origin = key
 		l.origins[key] = s
 	}

@@ -207,7 +207,7 @@ func (l *Local) tooLong(ctx context.Context, s *state, now time.Time) error {
 		return nil
 	}
 	s.st.TooLong++
-	err := &WaitTooLongError{Origin: s.key, Earliest: at, Reason: why, Deadline: deadline, wait: wait, left: left}
+	err := &WaitTooLongError{Origin: s.key, Earliest: at, Reason: why, Deadline: deadline, Wait: wait, Left: left}
 	l.logger().Debug("hostclock: refused, the deadline comes first", "origin", s.key, "reason", why, "wait", wait, "deadline_in", left)
 	return err
 }

@@ -1,0 +1,199 @@
+// A start slot of the shared clock, and what its outcome teaches every process.
+
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/etiquette/politeness/backoff"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/kind"
+)
+
+// minRateFactor is the floor of the 429 penalty, as hostclock.Local keeps it: repeated 429s
+// lower the rate to no less than 1/8 of the configured one.
+const minRateFactor = 1.0 / 8
+
+// sentTimeout bounds the report that a request reached the server. It is made from the
+// transport's write path, so it is not retried through an outage: a lost report only leaves the
+// window counted from the grant, a few milliseconds earlier.
+const sentTimeout = time.Second
+
+// lease is a granted start slot; see [hostclock.Lease].
+type lease struct {
+	c          *Clock
+	ln         *line
+	id         string
+	seq        int64
+	kind       kind.Kind
+	grant      hostclock.Grant
+	renewUntil time.Time // the heartbeat stops renewing it then (Clock.LeaseTTL after the grant)
+	once       sync.Once
+
+	mu     sync.Mutex
+	sentAt time.Time
+	caused *hostclock.Pause
+	paced  *hostclock.Pace
+}
+
+func (le *lease) Grant() hostclock.Grant { return le.grant }
+
+// Sent moves the start's entry in the shared window to now, as the server's clock reads it.
+func (le *lease) Sent() {
+	le.mu.Lock()
+	if le.sentAt.IsZero() {
+		le.sentAt = time.Now()
+	}
+	le.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), sentTimeout)
+	defer cancel()
+	if err := sentScript.Run(ctx, le.c.s.client, []string{le.ln.keys.clock}, le.seq).Err(); err != nil {
+		le.c.log.Debug("redisstore: could not record when a request reached the server", "origin", le.ln.keys.budget, "err", err)
+	}
+}
+
+func (le *lease) Done(o hostclock.Outcome) { le.once.Do(func() { le.c.done(le, o) }) }
+
+func (le *lease) Caused() (hostclock.Pause, bool) {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.caused == nil {
+		return hostclock.Pause{}, false
+	}
+	return *le.caused, true
+}
+
+func (le *lease) Paced() (hostclock.Pace, bool) {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.paced == nil {
+		return hostclock.Pace{}, false
+	}
+	return *le.paced, true
+}
+
+// done frees le's place and applies o in Redis (doneScript), then in this process's line and
+// counters.
+func (c *Clock) done(le *lease, o hostclock.Outcome) {
+	now := time.Now()
+	ln := le.ln
+	class, neutral := o.Class()
+	label := "ok"
+	switch {
+	case neutral:
+		label = "neutral"
+	case class == backoff.Throttled:
+		label = "throttled"
+	case class == backoff.Transient:
+		label = "transient"
+	}
+	le.mu.Lock()
+	took := time.Duration(-1)
+	if o.Status > 0 && o.Err == nil {
+		took = now.Sub(cmp.Or(le.sentAt, le.grant.At))
+	}
+	le.mu.Unlock()
+	last := fmt.Sprintf("status %d", o.Status)
+	if o.Err != nil {
+		last = o.Err.Error()
+	}
+	// The give-up reasons as hostclock.Local words them.
+	args := []any{le.id, o.Status, o.RetryAfter.Microseconds(), label, c.cfg.MaxRetryAfter.Microseconds(),
+		c.cfg.ErrorBudget, c.cfg.RecoverAfter, took.Microseconds(), c.cfg.LatencyFactor, c.cfg.MaxFloor.Microseconds(),
+		c.cfg.Margin, ln.rate, stateTTL.Milliseconds(), c.s.opts.CrawlIdle.Milliseconds(), ln.keys.freed,
+		fmt.Sprintf("status %d asked for a Retry-After of %s, beyond the ceiling of %s", o.Status, o.RetryAfter, c.cfg.MaxRetryAfter),
+		fmt.Sprintf("the error budget of %d consecutive failures is spent (the last: %s)", c.cfg.ErrorBudget, last),
+		hostclock.PenaltyFactor, minRateFactor, hostclock.RecoverStep}
+	if class != 0 && !neutral {
+		// The pause after the n-th failure in a row, for every n the budget allows: the script
+		// knows n, the policy (a Go function with its jitter) is here.
+		for n := 1; n < c.cfg.ErrorBudget; n++ {
+			args = append(args, c.cfg.Backoff(class, n, c.cfg.Rand).Microseconds())
+		}
+	}
+	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.gaveKey}
+	var reply []any
+	var arrived time.Time
+	err := c.s.do(context.Background(), "reporting a response of "+ln.keys.budget, func(ctx context.Context) error {
+		var err error
+		reply, err = doneScript.Run(ctx, c.s.client, keys, args...).Slice()
+		arrived = time.Now()
+		return err
+	})
+
+	c.mu.Lock()
+	delete(ln.leases, le)
+	st := &ln.st
+	switch {
+	case o.Status == 429:
+		st.TooManyRequests++
+	case o.Status == 503:
+		st.Unavailable++
+	case o.Status >= 500:
+		st.ServerErrors++
+	}
+	if o.Err != nil && !neutral {
+		st.TransportErrors++
+	}
+	ln.notifyHead()
+	if err != nil {
+		c.mu.Unlock()
+		c.log.Error("redisstore: a response could not be reported to Redis; its place frees when its lease expires, "+
+			"and a pause it asked for is not shared", "origin", ln.keys.budget, "status", o.Status, "err", err)
+		return
+	}
+	var caused *hostclock.Pause
+	gaveUp := toInt(reply, 3) == 1
+	switch {
+	case gaveUp:
+		reason := toString(reply, 2)
+		ln.gaveUp = &hostclock.GiveUpError{Origin: ln.keys.budget, Reason: reason, At: now}
+		st.GiveUps++
+		st.GiveUpReason = reason
+		for _, w := range ln.waiting {
+			notify(w)
+		}
+		caused = &hostclock.Pause{Reason: hostclock.ReasonGiveUp}
+	case toInt(reply, 1) > 0:
+		caused = &hostclock.Pause{Until: local(arrived, toInt(reply, 9), toInt(reply, 1)), Reason: toString(reply, 2)}
+		st.Pauses++
+	}
+	var paced *hostclock.Pace
+	if p := toInt(reply, 6); p >= 0 {
+		paced = &hostclock.Pace{Slowed: p == 1, Interval: time.Duration(toInt(reply, 7)) * time.Microsecond,
+			ResponseTime: time.Duration(toInt(reply, 8)) * time.Microsecond}
+		if paced.Slowed {
+			st.Slowdowns++
+		}
+	}
+	c.mu.Unlock()
+	le.mu.Lock()
+	le.caused, le.paced = caused, paced
+	le.mu.Unlock()
+	c.logOutcome(ln.keys.budget, o, caused, paced, toInt(reply, 4) == 1, toString(reply, 5))
+}
+
+func (c *Clock) logOutcome(key string, o hostclock.Outcome, caused *hostclock.Pause, paced *hostclock.Pace, recovered bool, rate string) {
+	switch {
+	case caused != nil && caused.Reason == hostclock.ReasonGiveUp:
+		c.log.Warn("hostclock: origin given up for this crawl", "origin", key, "status", o.Status, "err", o.Err)
+	case caused != nil:
+		c.log.Info("hostclock: origin paused", "origin", key, "reason", caused.Reason, "duration", time.Until(caused.Until),
+			"until", caused.Until, "status", o.Status, "err", o.Err, "rate", rate)
+	case recovered:
+		c.log.Info("hostclock: origin rate recovering", "origin", key, "rate", rate)
+	}
+	switch {
+	case paced == nil:
+	case paced.Slowed:
+		c.log.Info("hostclock: origin slowed down by its response time", "origin", key, "response_time", paced.ResponseTime,
+			"interval", paced.Interval, "reason", hostclock.ReasonLatency)
+	default:
+		c.log.Info("hostclock: origin back to its budget: its responses are fast again", "origin", key,
+			"response_time", paced.ResponseTime, "reason", hostclock.ReasonLatency)
+	}
+}
