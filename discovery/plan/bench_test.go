@@ -22,7 +22,7 @@ func BenchmarkDiscoverSitemap(b *testing.B) {
 	site := etiquettetest.NewSite()
 	defer site.Close()
 	o := site.NewOrigin()
-	o.Robots("User-agent: *\nAllow: /\nSitemap: " + o.URL + "/sitemap.xml\n").Page("/", "Home")
+	o.Robots("User-agent: *\nAllow: /\nSitemap: "+o.URL+"/sitemap.xml\n").Page("/", "Home")
 	var x strings.Builder
 	x.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
 	for i := range n {
