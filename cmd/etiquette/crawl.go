@@ -67,5 +67,6 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 			return exitUsage, err
 		}
 	}
-	return crawl(ctx, e, o, policy, starts)
+	code, _, err := crawl(ctx, e, o, policy, starts)
+	return code, err
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/identity"
 	"github.com/politecrawl/etiquette/politeness/webbotauth"
+	"github.com/politecrawl/etiquette/report"
 )
 
 // policyFlags are the flags that make the door's policy: who the crawler is, its pace, whether it
@@ -62,6 +64,11 @@ func (o *policyFlags) policy(e env) (politeness.Policy, error) {
 	if err != nil {
 		return politeness.Policy{}, err
 	}
+	return o.policyFor(id)
+}
+
+// policyFor is policy with an identity the caller chose (demo's) instead of the identity flags'.
+func (o *policyFlags) policyFor(id identity.Identity) (politeness.Policy, error) {
 	clock, cfg, err := o.clock()
 	if err != nil {
 		return politeness.Policy{}, err
@@ -112,6 +119,9 @@ type crawlOptions struct {
 	redis    string
 	proxy    string
 
+	reportDir  string // --report: write the report directory here
+	wantReport bool   // return the report figures even without a directory (demo)
+
 	noDiscovery    bool
 	noSitemapGuess bool
 	llmsFull       bool
@@ -127,6 +137,7 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
 	fs.StringVar(&o.redis, "redis", "", "`URL`: "+notYet+"share the budget across processes through this Redis server")
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
+	fs.StringVar(&o.reportDir, "report", "", "`DIR`: write a report of what the crawl did to each origin: DIR/"+report.HTMLFile+" and the door's events, DIR/"+report.EventsFile)
 	fs.BoolVar(&o.noDiscovery, "no-discovery", false, "follow HTML links only: do not read robots.txt's sitemaps, /sitemap.xml, llms.txt, feeds and APIs first")
 	fs.BoolVar(&o.noSitemapGuess, "no-sitemap-guess", false, "do not try /sitemap.xml at an origin whose robots.txt names no sitemap")
 	fs.BoolVar(&o.llmsFull, "llms-full", false, "read /llms-full.txt too, also when llms.txt does not link it")

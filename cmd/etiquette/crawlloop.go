@@ -14,25 +14,32 @@ import (
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/report"
 )
 
 // drainTime is how long requests already on the wire may finish after SIGINT.
 const drainTime = 3 * time.Second
 
 // crawl runs the crawl from starts (absolute http(s) URLs), within their origins, and returns
-// crawl's exit code.
-func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy, starts []string) (int, error) {
+// crawl's exit code, with its report when o asks for one (--report DIR or o.wantReport; else nil).
+// Both crawl and demo run it: policy.Events is replaced by the crawl's own bus.
+func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy, starts []string) (int, *report.Report, error) {
 	bus := &events.Bus{}
 	policy.Events = bus
-	out := newCrawlOutput(e, o.maxQueue)
+	rep, err := newCrawlReport(o, policy)
+	if err != nil {
+		return exitUsage, nil, err
+	}
+	out := newCrawlOutput(e, o.maxQueue, rep.foundOrNil())
 	bus.Subscribe(out.event)
+	bus.Subscribe(rep.record)
 	door, err := politeness.NewDoor(policy)
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, nil, err
 	}
 	f, err := frontier.New(frontier.Options{Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, nil, err
 	}
 	// On SIGINT the crawler stops handing out URLs and gives requests on the wire drainTime;
 	// door.Stop cancels at once every request still waiting for robots.txt, a start slot or a
@@ -41,6 +48,8 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	defer stopDoor()
 
 	fmt.Fprintf(e.stderr, "etiquette: crawling %d start URL(s) as %q\n", len(starts), door.UserAgent())
+	progress := startProgress(e, f)
+	bus.Subscribe(progress.Record)
 	sum, err := crawler.Run(ctx, crawler.Config{
 		Client:   door.Client(),
 		Start:    starts,
@@ -56,14 +65,18 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		Grace:        drainTime,
 	})
 	interrupted := ctx.Err() != nil
+	progress.Close()
 	out.summary(door.Stats(), sum, interrupted)
+	r, repErr := rep.close()
 	switch {
 	case interrupted:
-		return exitInterrupted, nil
+		return exitInterrupted, r, nil
 	case err != nil:
-		return exitNo, err
+		return exitNo, r, err
 	case sum.Pages == 0:
-		return exitNo, errors.New("no page could be fetched; the lines on stdout say why")
+		return exitNo, r, errors.New("no page could be fetched; the lines on stdout say why")
+	case repErr != nil:
+		return exitNo, r, repErr
 	}
-	return exitOK, nil
+	return exitOK, r, nil
 }

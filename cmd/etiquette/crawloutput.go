@@ -19,6 +19,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/report"
 )
 
 // line is one JSON object of crawl's output: a URL the crawl decided about.
@@ -43,11 +44,12 @@ type crawlOutput struct {
 	responses map[string]events.Event // URL → its Response event, until its page's line is written
 	lines     int
 	refusals  map[string]int
+	found     *report.Found // counts each line's URL by its found_via for the report; nil: no report
 }
 
-func newCrawlOutput(e env, maxQueue int) *crawlOutput {
+func newCrawlOutput(e env, maxQueue int, found *report.Found) *crawlOutput {
 	return &crawlOutput{enc: json.NewEncoder(e.stdout), stderr: e.stderr, maxQueue: maxQueue,
-		responses: map[string]events.Event{}, refusals: map[string]int{}}
+		responses: map[string]events.Event{}, refusals: map[string]int{}, found: found}
 }
 
 func (o *crawlOutput) write(l line) {
@@ -57,6 +59,7 @@ func (o *crawlOutput) write(l line) {
 	if l.Refused != "" {
 		o.refusals[l.Refused]++
 	}
+	o.found.Add(l.URL, l.FoundVia)
 	_ = o.enc.Encode(l)
 }
 

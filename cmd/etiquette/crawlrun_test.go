@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/report"
 )
 
 // linkedSite is one origin whose pages link as links says; robots.txt allows everything and
@@ -167,5 +170,27 @@ func TestCrawlRedirectLine(t *testing.T) {
 	}
 	if len(old) != 1 || old[0].URL != s.URL+"/old" || old[0].FinalURL != s.URL+"/new" || old[0].Status != 200 || old[0].FoundVia != "link" {
 		t.Errorf("lines for /old and /new: %+v; want one, for /old, with final_url /new and status 200", old)
+	}
+}
+
+// TestCrawlReportDir: crawl --report DIR writes the report directory of the crawl, its events
+// and a page with the origin's timeline, and still prints the JSON lines.
+func TestCrawlReportDir(t *testing.T) {
+	o := linkedSite(t, map[string][]string{"/": {"/a"}})
+	dir := t.TempDir()
+	code, lines, errOut := crawlSite(t, o, "--report", dir)
+	if code != exitOK || len(lines) == 0 {
+		t.Fatalf("crawl --report: exit %d, %d lines; stderr:\n%s", code, len(lines), errOut)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, report.HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), o.Addr()) || !strings.Contains(string(html), "<svg") {
+		t.Errorf("%s does not show %s with a timeline", report.HTMLFile, o.Addr())
+	}
+	evs, err := os.ReadFile(filepath.Join(dir, report.EventsFile))
+	if err != nil || !strings.Contains(string(evs), o.URL+"/a") {
+		t.Errorf("%s does not record the request for /a: %v", report.EventsFile, err)
 	}
 }

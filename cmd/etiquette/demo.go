@@ -1,18 +1,98 @@
 package main
 
-// This file decides the demo command, which is not built yet: its help, and its refusal.
+// This file decides the demo command: it crawls the demo site on loopback, once or twice through
+// one cache, with crawl's run loop, and prints what each pass did to each origin.
 
-import "context"
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/politecrawl/etiquette/cmd/etiquette/demosite"
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/report"
+)
 
 var demoDoc = commandDoc{
 	name:  "demo",
-	about: notYet + "A guided demonstration of what etiquette does to a crawler's requests.",
-	exits: `  2  not supported yet`,
+	usage: "[--twice] [--report DIR]",
+	about: `A guided demonstration of what etiquette does to a crawler's requests. Starts a demo site of
+four origins on loopback ports (a blog, a shop, docs and an archive; nothing leaves the machine)
+and crawls it as crawl would, as the demo identity ` + demosite.Token + `, at crawl's default rate
+and concurrency, with a cache in memory. The site shows what the door answers to: robots.txt
+groups and rules, a robots.txt answering 503, a 429 with Retry-After, a redirect, cookies the
+crawl does not keep, sitemaps, a feed, llms.txt and a WordPress API.
+
+Prints the report of the crawl on stdout: per origin the requests the site received, their pace
+against the budget, the statuses, waits and pauses, robots.txt's decisions, the cache and the URLs
+found by how they were found. The progress line and crawl's summary go to stderr. With --twice a
+second crawl follows through the same cache, and its report shows the site answering 304 Not
+Modified.`,
+	exits: `  0    the demo ran
+  1    the demo site could not start, or no page could be fetched
+  2    usage, or a --report directory that cannot be created
+  130  interrupted (SIGINT)`,
 }
 
-func runDemo(_ context.Context, args []string, e env) (int, error) {
-	if _, err := parseFlags(newFlagSet(demoDoc), demoDoc, args, e); err != nil {
+func runDemo(ctx context.Context, args []string, e env) (int, error) {
+	fs := newFlagSet(demoDoc)
+	twice := fs.Bool("twice", false, "crawl a second time through the same cache, and print that pass's report too")
+	reportDir := fs.String("report", "", "`DIR`: also write each pass's report as a directory: DIR/index.html and DIR/events.jsonl (with --twice: DIR/pass1 and DIR/pass2)")
+	rest, err := parseFlags(fs, demoDoc, args, e)
+	if err != nil {
 		return exitUsage, err
 	}
-	return exitUsage, usagef("not supported yet; run 'etiquette -h' for the commands that are")
+	if len(rest) > 0 {
+		return exitUsage, demoDoc.argErrorf("takes no arguments, got %q", rest)
+	}
+
+	site, err := demosite.Start()
+	if err != nil {
+		return exitNo, err
+	}
+	defer site.Close()
+	fmt.Fprintf(e.stderr, "etiquette: %s\n", demosite.IdentityNote)
+	fmt.Fprintf(e.stderr, "etiquette: the demo site: blog %s, shop %s, docs %s, archive %s\n", site.Blog.URL, site.Shop.URL, site.Docs.URL, site.Archive.URL)
+
+	// crawl's defaults, read from its own flags so the demo runs what 'etiquette crawl' would.
+	var o crawlOptions
+	o.register(flag.NewFlagSet("", flag.ContinueOnError))
+	o.wantReport = true
+	policy, err := o.policyFor(site.Identity)
+	if err != nil {
+		return exitNo, err
+	}
+	// One policy for both passes: the same cache, and the same host clock, since the second pass
+	// is the same process asking the same origins again.
+	policy.CacheStore = cache.NewMemoryStore(0)
+
+	passes := 1
+	if *twice {
+		passes = 2
+	}
+	quiet := env{stdout: io.Discard, stderr: e.stderr, getenv: e.getenv}
+	for pass := 1; pass <= passes; pass++ {
+		o.reportDir = *reportDir
+		if o.reportDir != "" && *twice {
+			o.reportDir = filepath.Join(o.reportDir, fmt.Sprintf("pass%d", pass))
+		}
+		code, r, err := crawl(ctx, quiet, o, policy, site.StartURLs)
+		if r != nil {
+			if passes > 1 {
+				fmt.Fprintf(e.stdout, "pass %d of %d\n", pass, passes)
+			}
+			if werr := r.WriteText(e.stdout); werr != nil && err == nil {
+				code, err = exitNo, werr
+			}
+			if o.reportDir != "" {
+				fmt.Fprintf(e.stderr, "etiquette: report written to %s\n", filepath.Join(o.reportDir, report.HTMLFile))
+			}
+		}
+		if code != exitOK || err != nil {
+			return code, err
+		}
+	}
+	return exitOK, nil
 }

@@ -38,7 +38,7 @@ commands:
                                            create a signing key; print its JWK Set or key directory
   info-page IDENTITY-FLAGS [flags] --out DIR
                                            write the crawler's description page (and key directory)
-  demo                                     a guided demonstration (not supported yet: exits 2)
+  demo [--twice] [--report DIR]            crawl a demo site on loopback and print what the crawl did
   help [COMMAND]                           this text, or a command's help
 
 identity flags (crawl, fetch, info-page, ua build):
