@@ -10,6 +10,8 @@ import (
 	"io"
 	"mime"
 	"net/url"
+
+	"github.com/politecrawl/etiquette/discovery/discovered"
 )
 
 // Limits of one API catalog.
@@ -51,11 +53,15 @@ func ParseAPICatalog(body io.Reader, catalogURL *url.URL, contentType string) (*
 		Href string `json:"href"`
 		Type string `json:"type"`
 	}
+	resolve, err := discovered.NewFilter(catalogURL.String())
+	if err != nil {
+		return nil, fmt.Errorf("API catalog %s: %w", catalogURL.Redacted(), err)
+	}
 	c := &Catalog{}
 	seen := map[string]bool{}
 	addAPI := func(ref string) {
-		u, ok := resolveTarget(catalogURL, ref)
-		if !ok || len(c.APIs) >= maxCatalogAPIs || seen[u.String()] {
+		u, err := resolve.Clean(ref)
+		if err != nil || len(c.APIs) >= maxCatalogAPIs || seen[u.String()] {
 			return
 		}
 		seen[u.String()] = true
@@ -87,7 +93,7 @@ func ParseAPICatalog(body io.Reader, catalogURL *url.URL, contentType string) (*
 				if mt, _, _ := mime.ParseMediaType(t.Type); t.Type != "" && mt != "text/html" {
 					continue
 				}
-				if u, ok := resolveTarget(catalogURL, t.Href); ok && len(c.Docs) < maxCatalogAPIs {
+				if u, err := resolve.Clean(t.Href); err == nil && len(c.Docs) < maxCatalogAPIs {
 					c.Docs = append(c.Docs, u)
 				}
 			}

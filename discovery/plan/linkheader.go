@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/politecrawl/etiquette/discovery/discovered"
 	"github.com/politecrawl/etiquette/discovery/links"
 )
 
@@ -20,12 +21,19 @@ const maxLinkHeaderBytes = 64 << 10
 
 // HeaderLinks returns the typed links of h's Link fields (RFC 8288 §3) whose relation is one of
 // those links.HeadLink reports (alternate, sitemap, the WordPress REST API, api-catalog),
-// resolved against base (the response's URL; RFC 8288 §3.1), in header order, at most
-// links.MaxHeadLinks. A link with several of those relations is reported once for each, as
-// discovery/links does. A target that does not resolve to an http(s) URL with a host is
-// skipped; a malformed link-value ends the field it is in, keeping what came before. Only the
-// first 64 KiB of the fields are read.
+// resolved against base (the response's URL; RFC 8288 §3.1) by the rule of
+// discovery/discovered, in header order, at most links.MaxHeadLinks. A link with several of
+// those relations is reported once for each, as discovery/links does. A target that is not an
+// http(s) URL with a host, or is too long, is skipped; a malformed link-value ends the field it
+// is in, keeping what came before. Only the first 64 KiB of the fields are read.
 func HeaderLinks(h http.Header, base *url.URL) []links.HeadLink {
+	if base == nil {
+		return nil
+	}
+	targets, err := discovered.NewFilter(base.String())
+	if err != nil {
+		return nil
+	}
 	var out []links.HeadLink
 	budget := maxLinkHeaderBytes
 	for _, field := range h.Values("Link") {
@@ -42,7 +50,7 @@ func HeaderLinks(h http.Header, base *url.URL) []links.HeadLink {
 			if !ok {
 				break
 			}
-			out = appendTyped(out, base, target, params)
+			out = appendTyped(out, targets, target, params)
 		}
 	}
 	if len(out) > links.MaxHeadLinks {
@@ -52,7 +60,7 @@ func HeaderLinks(h http.Header, base *url.URL) []links.HeadLink {
 }
 
 // appendTyped appends one HeadLink per known relation of a parsed link-value.
-func appendTyped(out []links.HeadLink, base *url.URL, target string, params map[string]string) []links.HeadLink {
+func appendTyped(out []links.HeadLink, targets *discovered.Filter, target string, params map[string]string) []links.HeadLink {
 	rels, ok := params["rel"]
 	if !ok {
 		return out
@@ -64,7 +72,8 @@ func appendTyped(out []links.HeadLink, base *url.URL, target string, params map[
 			continue
 		}
 		if u == nil {
-			if u, ok = resolveTarget(base, target); !ok {
+			var err error
+			if u, err = targets.Clean(target); err != nil {
 				return out
 			}
 		}
@@ -83,22 +92,6 @@ func knownRel(tok string) (links.Rel, bool) {
 		}
 	}
 	return "", false
-}
-
-// resolveTarget resolves a link target against base as discovery/links resolves an href: http(s)
-// with a host, without fragment and userinfo.
-func resolveTarget(base *url.URL, target string) (*url.URL, bool) {
-	ref, err := url.Parse(strings.TrimSpace(target))
-	if err != nil || base == nil {
-		return nil, false
-	}
-	u := base.ResolveReference(ref)
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, false
-	}
-	u.User = nil
-	u.Fragment, u.RawFragment = "", ""
-	return u, true
 }
 
 // linkParser reads the link-values of one Link field:

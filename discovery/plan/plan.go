@@ -3,8 +3,9 @@
 //
 // # Discovery order
 //
-// For each origin of the start URLs, one after the other, every request through the door (the
-// client's transport), each marked with its kind so that Accept, body caps and caching follow it:
+// Each origin of the start URLs is discovered on its own (origins in parallel, one goroutine
+// each); an origin's steps come one after the other, every request through the door (the
+// client's transport), marked with its kind so that Accept, body caps and caching follow it:
 //
 //  1. robots.txt: its Sitemap lines (http(s) only, without duplicates), read from the copy the
 //     door's robots gate obeys ([SitemapLister], politeness.Door.Sitemaps). A sitemap on another
