@@ -103,10 +103,12 @@ type Store struct {
 
 	id string // this process's, in lease ids
 
-	clockOnce sync.Once
-	clock     *Clock
-	queueOnce sync.Once
-	queue     *Queue
+	clockOnce  sync.Once
+	clock      *Clock
+	queueOnce  sync.Once
+	queue      *Queue
+	robotsOnce sync.Once
+	robots     *RobotsStore
 
 	beat *heartbeat
 }
