@@ -2,6 +2,12 @@
 // through an http.Client (normally the door's), read HTML bodies through discovery/links as they
 // stream, queue the links in scope one level deeper, and report what became of every URL.
 //
+// With Config.Discovery, each start origin's sitemaps, llms.txt, feeds and APIs are read first
+// (discovery/plan, which documents the order): the URLs they list are queued as they stream in,
+// the start page is fetched after the sitemaps and llms.txt, and the origin's other pages only
+// once what the start page advertises has been read. Discovery documents are reported too, and
+// do not count toward MaxPages.
+//
 // The run ends when nothing is queued and no worker is busy — not at the first moment the queue
 // is empty, since a page being read may still bring links — or when its context ends, MaxPages
 // pages have been fetched, or the frontier fails. URLs still queued then are reported too, with
@@ -25,6 +31,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/discovery/links"
+	"github.com/politecrawl/etiquette/discovery/plan"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
@@ -34,6 +41,11 @@ import (
 // Config.Workers is 0. The door keeps each origin to its own limit (2 in flight, 3 starts per
 // second); 16 lets a crawl of many origins use that budget without a goroutine per URL.
 const DefaultWorkers = 16
+
+// DefaultLastmodTrust is how long a listing's date is believed when Config.LastmodTrust is 0: a
+// week, after which a stored page is revalidated whatever its sitemap says, because sitemap
+// generators get lastmod wrong.
+const DefaultLastmodTrust = 7 * 24 * time.Hour
 
 // ErrInterrupted is the error reported for a URL still queued when the run's context ended
 // (or the frontier failed): it was not fetched.
@@ -69,6 +81,16 @@ type Config struct {
 	MaxDepth int
 	// Scope says which links to follow; nil means [SameOrigins] of Start.
 	Scope func(*url.URL) bool
+	// Discovery, when not nil, reads what each origin of Start publishes for machines before its
+	// HTML crawl (see discovery/plan), with these options. It needs the door's client: the
+	// planner reads robots.txt Sitemap lines from the door (plan.SitemapLister).
+	Discovery *plan.Options
+	// LastmodTrust is how long a listing's date (a sitemap's <lastmod>, a feed's or an API's
+	// modified time) is believed: a page it dates before the door's stored copy was produced is
+	// answered from the cache without asking the site, while that copy is younger than
+	// LastmodTrust (cache.WithLastModified); otherwise the usual conditional request goes out.
+	// 0 means DefaultLastmodTrust; a negative value turns it off.
+	LastmodTrust time.Duration
 	// Links bounds the extraction of each page (see links.Options); the zero value is its default.
 	Links links.Options
 	// Report receives the outcome of every URL, one call at a time; nil discards them.
@@ -87,8 +109,8 @@ type Result struct {
 	URL      string    // as the frontier queued it (normalised)
 	FinalURL string    // after redirects; "" without a response
 	Status   int       // the response's status; 0 without one
-	Kind     kind.Kind // what the request was for: kind.HTML, a page
-	FoundVia string    // how the URL was found: start, link, sitemap
+	Kind     kind.Kind // what the request was for: kind.HTML for a page, another kind for a discovery document
+	FoundVia string    // how the URL was found: a frontier.Via value (start, sitemap, llms, feed, link, …)
 	Depth    int       // 1 for start URLs
 	Bytes    int64     // body bytes read (after content decoding)
 	// Err is nil for a page read to its end. Otherwise: the client's error (the door's refusals
@@ -103,6 +125,13 @@ type Summary struct {
 	Pages      int // URLs that got a response (any status)
 	Failed     int // URLs that got no response: refused by the door or the frontier, network errors
 	NotFetched int // URLs still queued when the run stopped early
+	// Documents counts the discovery documents requested (sitemaps, llms.txt, feeds, API
+	// responses); they are neither Pages nor Failed.
+	Documents int
+	// Sources counts the URLs reported, pages and documents, by how they were found (FoundVia).
+	Sources map[string]int
+	// Discovery is what discovery found, with Config.Discovery.
+	Discovery plan.Summary
 	// LinksOverLimit counts links beyond links.Options.MaxLinks on their page: not followed.
 	LinksOverLimit int
 	// Origins are the frontier's counters per origin: queued, done, duplicates, dropped (the
@@ -135,12 +164,15 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Client == nil {
 		return Summary{}, ErrNoClient
 	}
+	if cfg.LastmodTrust == 0 {
+		cfg.LastmodTrust = DefaultLastmodTrust
+	}
 	if cfg.Workers < 0 || cfg.MaxPages < 0 || cfg.MaxDepth < 0 {
 		return Summary{}, fmt.Errorf("crawler: Config.Workers %d, MaxPages %d and MaxDepth %d must not be negative; use 0 for the defaults",
 			cfg.Workers, cfg.MaxPages, cfg.MaxDepth)
 	}
 	r := &run{cfg: cfg, f: cfg.Frontier, scope: cfg.Scope, log: cmp.Or(cfg.Logger, slog.Default()),
-		pages: newPageBudget(cfg.MaxPages)}
+		pages: newPageBudget(cfg.MaxPages), sources: map[string]int{}}
 	if r.f == nil {
 		var err error
 		if r.f, err = frontier.New(frontier.Options{Logger: cfg.Logger}); err != nil {
@@ -150,12 +182,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if r.scope == nil {
 		r.scope = SameOrigins(cfg.Start)
 	}
-	for _, s := range cfg.Start {
-		if _, err := r.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart}); err != nil {
-			r.report(Result{URL: s, Kind: kind.HTML, FoundVia: frontier.ViaStart, Depth: 1, Err: err})
+	if cfg.Discovery != nil {
+		var err error
+		r.planner, err = plan.New(plan.Config{Client: cfg.Client, Frontier: r.f, Options: *cfg.Discovery,
+			PagesLeft: r.pages.left, Report: r.reportDocument, Logger: cfg.Logger})
+		if err != nil {
+			return Summary{}, fmt.Errorf("crawler: Config.Discovery: %w", err)
 		}
 	}
-
 	// Requests outlive ctx by Grace, so that those on the wire may finish; nothing new starts.
 	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
@@ -169,11 +203,20 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	})
 	defer stopWatching()
 
+	// Discovery lives as long as the workers: it ends when they stop, whatever stopped them.
+	planCtx, stopPlanning := context.WithCancel(reqCtx)
+	defer stopPlanning()
+	r.queueStarts(planCtx)
+
 	var wg sync.WaitGroup
 	for range cmp.Or(cfg.Workers, DefaultWorkers) {
 		wg.Go(func() { r.work(ctx, reqCtx) })
 	}
 	wg.Wait()
+	stopPlanning()
+	if r.planner != nil {
+		r.planner.Wait()
+	}
 	graceMu.Lock()
 	if grace != nil {
 		grace.Stop()
@@ -189,7 +232,13 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		r.report(Result{URL: e.URL, Kind: kind.HTML, FoundVia: e.Via, Depth: e.Depth, Err: cause})
 	}
 	s := Summary{Pages: int(r.fetched.Load()), Failed: int(r.failed.Load()), NotFetched: int(r.notFetched.Load()),
-		LinksOverLimit: int(r.overLimit.Load()), Origins: r.f.Stats()}
+		Documents: int(r.documents.Load()), LinksOverLimit: int(r.overLimit.Load()), Origins: r.f.Stats()}
+	r.reportMu.Lock()
+	s.Sources = r.sources
+	r.reportMu.Unlock()
+	if r.planner != nil {
+		s.Discovery = r.planner.Summary()
+	}
 	if err := ctx.Err(); err != nil {
 		return s, err
 	}
@@ -198,15 +247,17 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 // run is the state of one Run.
 type run struct {
-	cfg   Config
-	f     *frontier.Frontier
-	scope func(*url.URL) bool
-	log   *slog.Logger
-	pages *pageBudget
+	cfg     Config
+	f       *frontier.Frontier
+	scope   func(*url.URL) bool
+	log     *slog.Logger
+	pages   *pageBudget
+	planner *plan.Planner // nil without Config.Discovery
 
 	reportMu sync.Mutex
+	sources  map[string]int // results by FoundVia, guarded by reportMu
 
-	fetched, failed, notFetched, overLimit atomic.Int64
+	fetched, failed, notFetched, overLimit, documents atomic.Int64
 
 	failMu sync.Mutex
 	fail   error // the frontier's error that stopped the run
@@ -229,10 +280,14 @@ func (r *run) work(ctx, reqCtx context.Context) {
 			return
 		}
 		var res Result
+		var page *plan.Page
 		if it.Refused != nil {
 			res = Result{URL: it.URL, Kind: kind.HTML, FoundVia: it.Via, Depth: it.Depth, Err: it.Refused}
 		} else {
-			res = r.fetch(reqCtx, it)
+			res, page = r.fetch(reqCtx, it)
+		}
+		if r.planner != nil {
+			r.planner.StartRead(it, page)
 		}
 		r.pages.settle(res.Status != 0)
 		if res.Status != 0 {
@@ -265,11 +320,36 @@ func (r *run) failure() error {
 	return r.fail
 }
 
-func (r *run) report(res Result) {
-	if r.cfg.Report == nil {
-		return
+// queueStarts queues the start URLs — through the planner with Discovery, which holds each
+// origin back until its discovery documents are read — and reports those the frontier refused.
+func (r *run) queueStarts(planCtx context.Context) {
+	errs := make([]error, len(r.cfg.Start))
+	if r.planner != nil {
+		errs = r.planner.Begin(planCtx, r.cfg.Start)
+	} else {
+		for i, s := range r.cfg.Start {
+			_, errs[i] = r.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart})
+		}
 	}
+	for i, err := range errs {
+		if err != nil {
+			r.report(Result{URL: r.cfg.Start[i], Kind: kind.HTML, FoundVia: frontier.ViaStart, Depth: 1, Err: err})
+		}
+	}
+}
+
+// reportDocument reports a discovery document the planner requested.
+func (r *run) reportDocument(d plan.Document) {
+	r.documents.Add(1)
+	r.report(Result{URL: d.URL, FinalURL: d.FinalURL, Status: d.Status, Kind: d.Kind, FoundVia: d.FoundVia,
+		Bytes: d.Bytes, Err: d.Err})
+}
+
+func (r *run) report(res Result) {
 	r.reportMu.Lock()
 	defer r.reportMu.Unlock()
-	r.cfg.Report(res)
+	r.sources[res.FoundVia]++
+	if r.cfg.Report != nil {
+		r.cfg.Report(res)
+	}
 }

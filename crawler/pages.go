@@ -66,6 +66,16 @@ func (b *pageBudget) settle(gotResponse bool) {
 	b.changed = make(chan struct{})
 }
 
+// left returns how many pages may still be fetched, or -1 without a limit.
+func (b *pageBudget) left() int {
+	if b.max == 0 {
+		return -1
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return max(0, b.max-b.fetched)
+}
+
 // spent reports whether MaxPages pages have been fetched.
 func (b *pageBudget) spent() bool {
 	if b.max == 0 {

@@ -8,7 +8,8 @@
 // That moment comes from a [Pacer] — the host clock the door enforces — or, without one, from an
 // interval hint. After an origin is dispatched it is not dispatched again until that request has
 // passed the door's clock ([Frontier.Granted]) or finished ([Frontier.Ack]), so two workers never
-// race for one slot.
+// race for one slot. A [Source] (a discovery planner) may hold an origin back while it reads
+// what the site publishes for machines, and keeps the crawl going while it has more to bring.
 //
 // Most callers use crawler.Run, which drives a Frontier. Driving one directly: [Frontier.Push] the
 // start URLs, then in each worker loop [Frontier.Next], fetch, [Frontier.Granted] when the request
@@ -121,6 +122,7 @@ type Frontier struct {
 	draining []*originState // given-up origins with entries still to hand out as refused
 	queued   int            // entries waiting, as far as this frontier knows
 	taken    int            // items handed out and not acknowledged
+	sources  int            // open Sources: the crawl is not over while one is
 	closed   bool
 	changed  chan struct{} // closed and replaced whenever what may go changes
 	seq      uint64        // orders origins with equal notBefore: first come, first served
@@ -197,7 +199,8 @@ func (f *Frontier) Push(e Entry) (Admission, error) {
 }
 
 // Next waits for a URL whose origin may start now and hands it out; the caller must Ack it.
-// It returns [ErrExhausted] when nothing is queued and nothing is in progress, [ErrClosed] after
+// It returns [ErrExhausted] when nothing is queued, nothing is in progress and no [Source] is
+// open, [ErrClosed] after
 // Close, ctx's error when ctx ends first, and the Pacer's or the storage's error when either
 // fails (a shared clock that cannot be reached: the crawl must stop rather than guess).
 //
@@ -354,6 +357,7 @@ func (f *Frontier) Drain() iter.Seq[Entry] {
 				f.queued = max(0, f.queued-1)
 				o.drained++
 				f.fix(o)
+				f.checkLow(o)
 				f.mu.Unlock()
 				if !yield(e) {
 					return

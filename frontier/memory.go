@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"time"
 )
 
 // maxVias bounds the distinct Via words one Memory keeps; each is stored once and referred to by
@@ -44,7 +45,8 @@ type Memory struct {
 }
 
 // memQueue is one origin's queue. An entry is encoded as uvarint(prefix index), uvarint(depth),
-// uvarint(via index), uvarint(shared), uvarint(len(suffix)), suffix — where prefix is the part of
+// uvarint(via index), uvarint(lastmod), uvarint(shared), uvarint(len(suffix)), suffix — where
+// lastmod is 0 for none, else 1 + the zigzag-encoded Unix second, and prefix is the part of
 // the URL before its path (splitURL), and the path and query are front-coded: the first shared
 // bytes are those of the previous entry's, followed by suffix. Links of one page arrive together
 // and share their directories, so this often halves what a path costs. Because the queue is
@@ -107,10 +109,11 @@ func (m *Memory) AddRequest(key string, e Entry, limit int) (Admission, error) {
 		q.prefixes = append(q.prefixes, prefix)
 	}
 	shared := sharedPrefix(q.lastIn, rest)
-	var head [5 * binary.MaxVarintLen64]byte
+	var head [6 * binary.MaxVarintLen64]byte
 	n := binary.PutUvarint(head[:], uint64(pi))
 	n += binary.PutUvarint(head[n:], uint64(e.Depth))
 	n += binary.PutUvarint(head[n:], via)
+	n += binary.PutUvarint(head[n:], encodeLastMod(e.LastMod))
 	n += binary.PutUvarint(head[n:], uint64(shared))
 	n += binary.PutUvarint(head[n:], uint64(len(rest)-shared))
 	q.bytes.push(head[:n], rest[shared:])
@@ -129,16 +132,16 @@ func (m *Memory) GetRequest(key string) (Entry, bool, error) {
 		return Entry{}, false, nil
 	}
 	b := q.bytes.front()
-	var fields [5]uint64
+	var fields [6]uint64
 	at := 0
 	for i := range fields {
 		v, n := binary.Uvarint(b[at:])
 		fields[i], at = v, at+n
 	}
-	pi, depth, via, shared, size := fields[0], fields[1], fields[2], int(fields[3]), int(fields[4])
+	pi, depth, via, lastmod, shared, size := fields[0], fields[1], fields[2], fields[3], int(fields[4]), int(fields[5])
 	rest := q.lastOut[:shared] + string(b[at:at+size])
 	q.lastOut = rest
-	e := Entry{URL: q.prefixes[pi] + rest, Depth: int(depth), Via: m.vias[via]}
+	e := Entry{URL: q.prefixes[pi] + rest, Depth: int(depth), Via: m.vias[via], LastMod: decodeLastMod(lastmod)}
 	q.bytes.pop(at + size)
 	q.n--
 	q.taken++
@@ -176,6 +179,25 @@ func (m *Memory) Origins() ([]string, error) {
 		}
 	}
 	return keys, nil
+}
+
+// encodeLastMod packs t to the second: 0 for the zero time, else 1 + its Unix second zigzagged
+// (a time before 1970 stays representable).
+func encodeLastMod(t time.Time) uint64 {
+	if t.IsZero() {
+		return 0
+	}
+	s := t.Unix()
+	return 1 + uint64(s<<1^s>>63)
+}
+
+// decodeLastMod is the inverse of encodeLastMod, in UTC.
+func decodeLastMod(v uint64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	z := v - 1
+	return time.Unix(int64(z>>1)^-int64(z&1), 0).UTC()
 }
 
 // sharedPrefix returns the length of the longest common prefix of a and b.

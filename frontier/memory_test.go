@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMemoryKeepsEveryEntryInOrder(t *testing.T) {
@@ -22,6 +23,12 @@ func TestMemoryKeepsEveryEntryInOrder(t *testing.T) {
 		{"depths beyond one byte, an empty Via", []Entry{
 			{URL: "https://a.example/deep", Depth: 1 << 40},
 			{URL: "https://a.example/zero", Depth: 0, Via: ""},
+		}},
+		{"last modification times to the second, before 1970 too", []Entry{
+			{URL: "https://a.example/new", Depth: 1, Via: ViaSitemap, LastMod: time.Date(2026, 3, 1, 10, 0, 5, 0, time.UTC)},
+			{URL: "https://a.example/old", Depth: 1, Via: ViaFeed, LastMod: time.Date(1969, 7, 20, 20, 17, 40, 0, time.UTC)},
+			{URL: "https://a.example/epoch", Depth: 1, Via: ViaWPRest, LastMod: time.Unix(0, 0).UTC()},
+			{URL: "https://a.example/none", Depth: 1, Via: ViaLLMs},
 		}},
 		{"records across many chunks", manyEntries(20_000)},
 	}

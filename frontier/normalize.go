@@ -25,6 +25,14 @@ var ErrBadURL = errors.New("frontier: want an absolute http(s) URL with a host")
 // ErrURLTooLong is wrapped by the error of Push for a URL longer than [MaxURLBytes].
 var ErrURLTooLong = fmt.Errorf("frontier: URL longer than %d bytes", MaxURLBytes)
 
+// Normalize returns raw in the form the frontier keeps and de-duplicates it (see
+// [Frontier.Push]): two spellings of one URL normalise to one string. The error wraps
+// [ErrBadURL] or [ErrURLTooLong].
+func Normalize(raw string) (string, error) {
+	u, _, err := normalize(raw)
+	return u, err
+}
+
 // normalize returns raw in the form the frontier keeps and de-duplicates it — scheme and host
 // lower-cased, the host IDNA-encoded, the scheme's default port and the fragment removed, an
 // empty path written "/" — and the budget key of its origin. Percent-encoding, the query and its

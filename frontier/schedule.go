@@ -25,6 +25,9 @@ type originState struct {
 	draining   bool      // in Frontier.draining
 	index      int       // position in Frontier.ready; -1 when not in it
 	seq        uint64    // when it last entered Frontier.ready
+	held       int       // open Sources holding the origin
+	admit      int       // URLs that may still go while it is held
+	sources    []*Source // open Sources of the origin
 
 	done, duplicates, dropped, refused, drained int64
 }
@@ -41,7 +44,8 @@ func (f *Frontier) origin(key string) *originState {
 
 // eligible reports whether o may be dispatched once its notBefore has passed.
 func (f *Frontier) eligible(o *originState) bool {
-	return o.queued > 0 && o.gaveUp == nil && o.pending == nil && o.inProgress < f.concurrency
+	return o.queued > 0 && o.gaveUp == nil && o.pending == nil && o.inProgress < f.concurrency &&
+		(o.held == 0 || o.admit > 0)
 }
 
 // fix puts o where its state says it belongs: in the ready heap, in the drain list, or in
@@ -148,12 +152,16 @@ func (f *Frontier) take(o *originState) (Item, bool, error) {
 	t := &ticket{o: o}
 	o.queued = max(0, o.queued-1)
 	f.queued = max(0, f.queued-1)
+	if o.held > 0 && o.admit > 0 {
+		o.admit--
+	}
 	o.inProgress++
 	f.taken++
 	if o.gaveUp == nil {
 		o.pending = t
 	}
 	f.fix(o)
+	f.checkLow(o)
 	return Item{Entry: e, Key: o.key, t: t}, true, nil
 }
 
@@ -161,12 +169,12 @@ func (f *Frontier) take(o *originState) (Item, bool, error) {
 // none and another process still holds some.
 const SharedRecheck = time.Second
 
-// exhausted reports whether nothing is queued and nothing is in progress. Before saying so it
+// exhausted reports whether nothing is queued, nothing is in progress and no Source is open. Before saying so it
 // asks the storage, which may hold entries this frontier did not queue (another process, an
 // earlier run), and a shared storage whether another process still holds some; then recheck is
 // how soon to look again. It requires f.mu held.
 func (f *Frontier) exhausted() (done bool, recheck time.Duration, err error) {
-	if f.taken > 0 || f.queued > 0 || len(f.draining) > 0 {
+	if f.taken > 0 || f.queued > 0 || len(f.draining) > 0 || f.sources > 0 {
 		return false, 0, nil
 	}
 	keys, err := f.store.Origins()

@@ -3,22 +3,41 @@ package frontier
 // This file decides what the frontier asks of a store of URLs, so that memory and a shared store
 // such as Redis are interchangeable.
 
+import "time"
+
 // Entry is one URL of the crawl and how it came to be there.
 type Entry struct {
 	// URL is an absolute http(s) URL. [Frontier.Push] normalises it (see [Frontier.Push]) before
 	// storing it, and hands it out in that form.
 	URL string
-	// Depth is the URL's distance from the start: start URLs are 1, a link on a depth-d page is d+1.
+	// Depth is the URL's distance from the start: start URLs, and URLs a site lists for machines
+	// (sitemaps, llms.txt, feeds, APIs), are 1; a link on a depth-d page is d+1.
 	Depth int
-	// Via says how the URL was found: [ViaStart], [ViaLink], [ViaSitemap] or another short word.
+	// Via says how the URL was found: one of the Via constants below, or another short word.
 	Via string
+	// LastMod is when the source that listed the URL says it last changed (a sitemap's
+	// <lastmod>, a feed entry's updated time, a WordPress modified_gmt); the zero time when it
+	// said nothing. Storage keeps it to the second.
+	LastMod time.Time
 }
 
-// The Via values the project uses.
+// The Via values the project uses: how a URL was found ("found_via" in the crawl's output). A
+// document and the URLs it lists have different Vias: a sitemap named in robots.txt is
+// ViaRobotsSitemap, the pages it lists ViaSitemap.
 const (
-	ViaStart   = "start"
-	ViaLink    = "link"
-	ViaSitemap = "sitemap"
+	ViaStart         = "start"          // a start URL the caller gave
+	ViaRobots        = "robots"         // /robots.txt itself (RFC 9309)
+	ViaRobotsSitemap = "robots-sitemap" // a sitemap file named by a Sitemap line of robots.txt
+	ViaSitemapIndex  = "sitemap-index"  // a sitemap file listed by a sitemap index
+	ViaConvention    = "convention"     // a document tried by its conventional name: /sitemap.xml, /llms.txt, /llms-full.txt
+	ViaSitemap       = "sitemap"        // a page listed by a sitemap file
+	ViaLLMs          = "llms"           // a URL listed by llms.txt (llms-full.txt too, when llms.txt links it)
+	ViaAlternate     = "alternate"      // a feed or a page representation a page advertised with rel=alternate
+	ViaFeed          = "feed"           // a page listed by an RSS, Atom or JSON feed
+	ViaAPI           = "api"            // an API document a page advertised: WordPress REST listings, an API catalog (RFC 9727)
+	ViaWPRest        = "wp-rest"        // a page listed by the WordPress REST API
+	ViaAPICatalog    = "api-catalog"    // an API an API catalog lists
+	ViaLink          = "link"           // a link of an HTML page: <a>/<area>, or <link rel=sitemap>
 )
 
 // Admission is what became of a URL offered to the frontier.

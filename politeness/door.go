@@ -69,6 +69,7 @@ type Door struct {
 	stats   *Stats
 	cache   *cache.Transport // nil with NoCache
 	pending *pendingRequests
+	robots  robotsLookup
 }
 
 // NewDoor validates p and builds the stack. It fails when the identity is missing
@@ -127,6 +128,8 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 		guard = newNetworkGuard(plain, p.BaseTransport != nil && (p.BaseTransport.DialContext != nil || p.BaseTransport.Dial != nil))
 	}
 	entrance := &entrance{} // robots.txt fetches enter the door here, once it is built
+	fetchRobots := robotsFetch(entrance, p.timeout(), bus)
+	d.robots = robotsLookup{keeper: p.keeper(), fetch: fetchRobots}
 
 	// The stack, top to bottom, as in the package doc. Each layer wraps the ones below it.
 	d.top = stack(bottom,
@@ -138,7 +141,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return identityLayer(next, p.agent(), p.Identity.From())
 		},
 		func(next http.RoundTripper) http.RoundTripper {
-			return robotsGate(next, p.keeper(), p.token(), robotsFetch(entrance, p.timeout(), bus), budget, bus)
+			return robotsGate(next, d.robots.keeper, p.token(), fetchRobots, budget, bus)
 		},
 		func(next http.RoundTripper) http.RoundTripper { return cookieLayer(next, jar, bus) },
 		func(next http.RoundTripper) http.RoundTripper {

@@ -13,8 +13,9 @@ import (
 )
 
 // reportResponses emits one Response event on sink for every response, when its body is read to
-// the end, fails or is closed: status, the cache's outcome (it removes the cache's private status
-// header, so the caller never sees it), and the bytes delivered. A body cut at its cap is marked
+// the end, fails or is closed: status, the cache's outcome and its reason beyond RFC 9111 (Reason
+// "lastmod"; it removes the cache's private headers, so the caller never sees them), and the
+// bytes delivered. A body cut at its cap is marked
 // Truncated and followed by a Notice (reason "truncated").
 func reportResponses(next http.RoundTripper, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
@@ -24,8 +25,9 @@ func reportResponses(next http.RoundTripper, sink events.Sink) http.RoundTripper
 		}
 		budget, _ := origin.BudgetKey(req.URL)
 		ev := events.Event{Type: events.Response, URL: req.URL.String(), Origin: budget, Kind: kind.Of(req),
-			Method: req.Method, Status: resp.StatusCode, Cache: cache.StatusOf(resp)}
+			Method: req.Method, Status: resp.StatusCode, Cache: cache.StatusOf(resp), Reason: cache.ReasonOf(resp)}
 		resp.Header.Del(cache.StatusHeader)
+		resp.Header.Del(cache.ReasonHeader)
 		if resp.Body == nil {
 			resp.Body = http.NoBody
 		}

@@ -20,14 +20,24 @@ URLs each; more are dropped and counted in the summary): a worker is handed the 
 origin may start now, so one slow origin never holds up the others. Start URLs are depth 1 and
 the links on a depth-d page d+1.
 
+Before any other page of an origin, it reads what the site publishes for machines (unless
+--no-discovery): the sitemaps robots.txt names (else /sitemap.xml, unless --no-sitemap-guess),
+/llms.txt (and /llms-full.txt when it is linked, or with --llms-full), then the start page, then
+the feeds and APIs the start page advertises; the URLs they list are depth 1. Sitemap files are
+read as the queue runs low. A page a sitemap, feed or API dates before its cached copy is
+answered from the cache without asking the site while that copy is younger than
+--lastmod-trust ("cache":"fresh","reason":"lastmod").
+
 With --redis, every process given the same server and --redis-prefix crawls as one: the budget
 per host counts all of their requests, robots.txt is fetched once, a URL is queued once and
 fetched by one of them (again by another only if the first died holding it), and the cache is
 shared. Without Redis nothing is sent: a crawl waits --redis-wait for it, then exits 1.
 
-Prints one JSON object per line on stdout for every URL it decided about, robots.txt included,
+Prints one JSON object per line on stdout for every URL it decided about, robots.txt, sitemaps,
+llms.txt, feeds and API responses included,
   {"url","final_url","status","kind","found_via","cache","bytes","refused","reason"}
-where refused is "robots" (a rule of robots.txt), "budget" (the host was given up), "limit"
+where found_via is start, robots, robots-sitemap, sitemap-index, convention, sitemap, llms,
+alternate, feed, api, wp-rest, api-catalog or link, refused is "robots" (a rule of robots.txt), "budget" (the host was given up), "limit"
 (not fetched: --max-pages reached) or "error" (robots.txt unreadable, a network error,
 interrupted), and a summary on stderr. On SIGINT it stops admitting requests, lets requests on
 the wire finish for 3 seconds, reports the URLs it did not fetch, prints the summary and exits 130.`,

@@ -13,9 +13,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/politecrawl/etiquette/cookies"
 	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/discovery/plan"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
@@ -120,6 +122,11 @@ type crawlOptions struct {
 
 	reportDir  string // --report: write the report directory here
 	wantReport bool   // return the report figures even without a directory (demo)
+
+	noDiscovery    bool
+	noSitemapGuess bool
+	llmsFull       bool
+	lastmodTrust   time.Duration
 }
 
 func (o *crawlOptions) register(fs *flag.FlagSet) {
@@ -132,6 +139,26 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	o.redisFlags.register(fs)
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
 	fs.StringVar(&o.reportDir, "report", "", "`DIR`: write a report of what the crawl did to each origin: DIR/"+report.HTMLFile+" and the door's events, DIR/"+report.EventsFile)
+	fs.BoolVar(&o.noDiscovery, "no-discovery", false, "follow HTML links only: do not read robots.txt's sitemaps, /sitemap.xml, llms.txt, feeds and APIs first")
+	fs.BoolVar(&o.noSitemapGuess, "no-sitemap-guess", false, "do not try /sitemap.xml at an origin whose robots.txt names no sitemap")
+	fs.BoolVar(&o.llmsFull, "llms-full", false, "read /llms-full.txt too, also when llms.txt does not link it")
+	fs.DurationVar(&o.lastmodTrust, "lastmod-trust", crawler.DefaultLastmodTrust, "`D`: answer a page from the cache without asking the site when a sitemap, feed or API dates it before the cached copy and that copy is younger than D (0: always ask)")
+}
+
+// discovery returns what the crawl reads before its HTML crawl, or nil with --no-discovery.
+func (o *crawlOptions) discovery() *plan.Options {
+	if o.noDiscovery {
+		return nil
+	}
+	return &plan.Options{NoSitemapGuess: o.noSitemapGuess, LLMsFull: o.llmsFull}
+}
+
+// lastmodTrustOption is --lastmod-trust as crawler.Config takes it: 0 turns it off there.
+func (o *crawlOptions) lastmodTrustOption() time.Duration {
+	if o.lastmodTrust == 0 {
+		return -1
+	}
+	return o.lastmodTrust
 }
 
 // checkRun refuses limits the crawl cannot run with.
@@ -145,6 +172,8 @@ func (o *crawlOptions) checkRun() error {
 		return usagef("--max-pages %d: want 0 (no limit) or more", o.maxPages)
 	case o.maxDepth < 0:
 		return usagef("--max-depth %d: want 0 (no limit) or more", o.maxDepth)
+	case o.lastmodTrust < 0:
+		return usagef("--lastmod-trust %s: want 0 (always ask) or a positive duration such as 168h", o.lastmodTrust)
 	}
 	return nil
 }

@@ -97,10 +97,10 @@ func bigPageSite(t *testing.T) (srv *httptest.Server, bigServed <-chan struct{})
 	return srv, served
 }
 
-// crawlArgs are the flags of a memory test's crawl: no disk cache, and 50 starts per second for
-// the loopback origin, so that pages come quickly.
+// crawlArgs are the flags of a memory test's crawl: no disk cache, no discovery (the page is the
+// load), and 50 starts per second for the loopback origin, so that pages come quickly.
 func crawlArgs(srv *httptest.Server, extra ...string) []string {
-	args := append([]string{"crawl", "--no-cache", "--authorized-rate", srv.Listener.Addr().String() + "=50"}, identityArgs...)
+	args := append([]string{"crawl", "--no-cache", "--no-discovery", "--authorized-rate", srv.Listener.Addr().String() + "=50"}, identityArgs...)
 	return append(append(args, extra...), srv.URL+"/")
 }
 

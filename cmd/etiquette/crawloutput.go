@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -69,14 +70,14 @@ func (o *crawlOutput) write(l line) {
 func (o *crawlOutput) event(ev events.Event) {
 	if ev.Type == events.Refused && ev.Kind == kind.Robots {
 		// robots.txt itself could not be fetched (network error, timeout, too many redirects).
-		o.write(line{URL: ev.URL, Kind: string(ev.Kind), FoundVia: "door", Refused: "error", Reason: ev.Detail})
+		o.write(line{URL: ev.URL, Kind: string(ev.Kind), FoundVia: frontier.ViaRobots, Refused: "error", Reason: ev.Detail})
 		return
 	}
 	if ev.Type != events.Response {
 		return
 	}
 	if ev.Kind == kind.Robots {
-		o.write(line{URL: ev.URL, Status: ev.Status, Kind: string(ev.Kind), FoundVia: "door", Cache: ev.Cache, Bytes: ev.Bytes})
+		o.write(line{URL: ev.URL, Status: ev.Status, Kind: string(ev.Kind), FoundVia: frontier.ViaRobots, Cache: ev.Cache, Bytes: ev.Bytes})
 		return
 	}
 	if ev.Status >= 300 && ev.Status < 400 && ev.Status != http.StatusNotModified {
@@ -101,7 +102,7 @@ func (o *crawlOutput) result(r crawler.Result) {
 	delete(o.responses, r.FinalURL) // read once: the map holds only responses not yet written
 	o.mu.Unlock()
 	if ok {
-		l.Kind, l.Cache = string(ev.Kind), ev.Cache
+		l.Kind, l.Cache, l.Reason = string(ev.Kind), ev.Cache, ev.Reason
 	}
 	l.Status, l.Bytes = r.Status, r.Bytes
 	if r.FinalURL != r.URL {
@@ -142,6 +143,7 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 	}
 	fmt.Fprintf(o.stderr, "etiquette: %d URLs decided, %d responses, %d bytes\n", o.lines, s.Responses, s.Bytes)
 	fmt.Fprintf(o.stderr, "  refused: %s\n", counts(o.refusals))
+	fmt.Fprintf(o.stderr, "  found via: %s; %d discovery documents\n", counts(c.Sources), c.Documents)
 	fmt.Fprintf(o.stderr, "  cache:   %s; %d body bytes the site did not send\n", counts(s.Cache), s.CacheBytesSaved)
 	fmt.Fprintf(o.stderr, "  waits:   %s; pauses %d; retries %d\n", counts(s.Waits), s.Pauses, s.Retries)
 	fmt.Fprintf(o.stderr, "  cookies refused: %s\n", counts(s.CookiesRefused))

@@ -73,7 +73,7 @@ func TestCrawlMaxDepth(t *testing.T) {
 	for _, c := range cases {
 		t.Run("max-depth "+c.maxDepth, func(t *testing.T) {
 			s := linkedSite(t, chain)
-			code, _, errOut := crawlSite(t, s, "--max-depth", c.maxDepth)
+			code, _, errOut := crawlSite(t, s, "--max-depth", c.maxDepth, "--no-discovery")
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -92,7 +92,7 @@ func TestCrawlMaxPages(t *testing.T) {
 		leaves = append(leaves, fmt.Sprintf("/p%d", i))
 	}
 	s := linkedSite(t, map[string][]string{"/": leaves})
-	code, lines, errOut := crawlSite(t, s, "--max-pages", "3")
+	code, lines, errOut := crawlSite(t, s, "--max-pages", "3", "--no-discovery")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -128,7 +128,7 @@ func TestCrawlQueueCap(t *testing.T) {
 		"/a": {"/a1", "/a2", "/a3"},        // /a1 and /a2 join /b in the queue; /a3 is dropped
 		"/b": {"/b1", "/b2", "/b3", "/b4"}, // /b1 fills the queue again; /b2 and /b3 are dropped; /b4 is beyond 3 links
 	})
-	code, _, errOut := crawlSite(t, s, "--max-queue", "3", "--workers", "1")
+	code, _, errOut := crawlSite(t, s, "--max-queue", "3", "--workers", "1", "--no-discovery")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -46,7 +46,7 @@ func TestCrawlSignsWithTheKey(t *testing.T) {
 		fmt.Fprint(w, `<a href="/a">a</a>`)
 	}))
 	defer srv.Close()
-	args := append(append([]string{"crawl", "--no-cache", "--sign-key", keyFile, "--signature-agent", "https://keys.example/dir"}, identityArgs...), srv.URL+"/")
+	args := append(append([]string{"crawl", "--no-cache", "--no-discovery", "--sign-key", keyFile, "--signature-agent", "https://keys.example/dir"}, identityArgs...), srv.URL+"/")
 	if code, _, errOut := runCLI(t, nil, args...); code != exitOK {
 		t.Fatalf("crawl --sign-key: exit %d: %s", code, errOut)
 	}

@@ -399,7 +399,7 @@ func TestCrawlTwiceFromTheCache(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	args := append(append([]string{"crawl", "--cache-dir", dir}, identityArgs...), srv.URL+"/")
+	args := append(append([]string{"crawl", "--cache-dir", dir, "--no-discovery"}, identityArgs...), srv.URL+"/")
 	if code, _, errOut := runCLI(t, nil, args...); code != exitOK {
 		t.Fatalf("first crawl: exit %d: %s", code, errOut)
 	}

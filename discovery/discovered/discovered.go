@@ -210,12 +210,12 @@ func (f *Filter) clean(ref string) (*url.URL, string, error) {
 		// also removes dot segments, RFC 3986 §5.2).
 		u = f.base.ResolveReference(r)
 	}
-	if sc := u.Scheme; (sc != "http" && sc != "https") || u.Host == "" || u.Opaque != "" {
+	u.Host = strings.ToLower(strings.TrimSuffix(u.Host, ":")) // an empty port is the default one
+	if sc := u.Scheme; (sc != "http" && sc != "https") || u.Hostname() == "" || u.Opaque != "" {
 		return nil, "", ErrInvalid
 	}
 	u.User = nil
 	u.Fragment, u.RawFragment = "", ""
-	u.Host = strings.ToLower(strings.TrimSuffix(u.Host, ":")) // an empty port is the default one
 	s := u.String()
 	if len(s) > MaxLen {
 		return nil, "", ErrTooLong

@@ -69,6 +69,11 @@ func TestCleanErrors(t *testing.T) {
 	if _, err := f.Clean("ftp://x/"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Clean(ftp) = %v, want ErrInvalid", err)
 	}
+	for _, noHost := range []string{"//:/a", "https://:/a", "https://:8080/a"} {
+		if u, err := f.Clean(noHost); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Clean(%q) = %v, %v; want ErrInvalid: a port is not a host", noHost, u, err)
+		}
+	}
 	if _, err := f.Clean("/" + strings.Repeat("a", MaxLen)); !errors.Is(err, ErrTooLong) {
 		t.Errorf("Clean(long) = %v, want ErrTooLong", err)
 	}

@@ -207,6 +207,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.fetch(req)
 	}
 	now := t.o.Now()
+	if t.unchangedSince(req, e, rcc, now) {
+		resp := t.serve(req, e, body, Fresh, now)
+		resp.Header.Set(ReasonHeader, ReasonLastModified)
+		return resp, nil
+	}
 	switch t.reuse(req, e, rcc, now) {
 	case serveFresh:
 		return t.serve(req, e, body, Fresh, now), nil

@@ -15,6 +15,7 @@ func (t *Transport) pass(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp.Header.Del(StatusHeader)
+	resp.Header.Del(ReasonHeader)
 	return resp, nil
 }
 

@@ -71,6 +71,7 @@ func (t *Transport) revalidate(req *http.Request, key string, e *Entry, rcc fres
 // passedOn reports a response the cache hands on without storing it as a miss.
 func (t *Transport) passedOn(resp *http.Response) *http.Response {
 	resp.Header.Del(StatusHeader)
+	resp.Header.Del(ReasonHeader)
 	resp.Header.Set(StatusHeader, Miss)
 	t.miss.Add(1)
 	return resp

@@ -70,6 +70,7 @@ func (t *Transport) storedFields(h http.Header) http.Header {
 		s.Del(n)
 	}
 	s.Del(StatusHeader)
+	s.Del(ReasonHeader)
 	for _, n := range t.o.OmitHeaders {
 		s.Del(n)
 	}

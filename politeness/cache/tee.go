@@ -19,6 +19,7 @@ import (
 // caller reads it.
 func (t *Transport) keep(req *http.Request, resp *http.Response, reqTime, respTime time.Time) *http.Response {
 	resp.Header.Del(StatusHeader)
+	resp.Header.Del(ReasonHeader)
 	t.miss.Add(1)
 	if storable(req, resp) {
 		if w := t.startPut(req, resp, reqTime, respTime); w != nil {

@@ -26,7 +26,8 @@ const (
 	// Refused: a request was not sent; Reason says why ("robots", "budget", "error", "stopped",
 	// "private-network") and Detail gives the deciding rule or error text.
 	Refused Type = "refused"
-	// Response: a response reached the top of the door; Status, Cache and Bytes are set. Bytes is
+	// Response: a response reached the top of the door; Status, Cache and Bytes are set, and Reason
+	// when the cache answered for a reason beyond RFC 9111 ("lastmod"). Bytes is
 	// the decoded body size delivered, known only when the body has been read or closed, so this
 	// event is emitted then.
 	Response Type = "response"

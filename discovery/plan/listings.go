@@ -1,0 +1,215 @@
+package plan
+
+// This file decides how the listings other than sitemaps are read: llms.txt, and what a start
+// page advertises — feeds, the WordPress REST API, an API catalog, sitemaps, content alternates.
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/url"
+	"path"
+	"time"
+
+	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/discovery/feeds"
+	"github.com/politecrawl/etiquette/discovery/links"
+	"github.com/politecrawl/etiquette/discovery/llms"
+	"github.com/politecrawl/etiquette/discovery/wprest"
+	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
+)
+
+// feedTypes are the rel=alternate media types read as feeds.
+var feedTypes = map[string]bool{"application/rss+xml": true, "application/atom+xml": true, "application/feed+json": true}
+
+// readLLMs reads /llms.txt, then /llms-full.txt when llms.txt links it or Options.LLMsFull asks.
+func (op *originPlan) readLLMs(ctx context.Context) {
+	file := op.readLLMsFile(ctx, op.origin+"/llms.txt", frontier.ViaConvention)
+	full, via := "", frontier.ViaLLMs
+	if file != nil {
+		full = file.Full
+	}
+	if full == "" && op.p.opt.LLMsFull {
+		full, via = op.origin+"/llms-full.txt", frontier.ViaConvention
+	}
+	if full != "" {
+		op.readLLMsFile(ctx, full, via)
+	}
+}
+
+// readLLMsFile reads one llms.txt-format file and queues its links, the Optional section last.
+// A 404 is normal; a soft 404 yields nothing.
+func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via string) *llms.File {
+	resp, err := op.get(ctx, rawURL, kind.LLMs, via)
+	if err != nil {
+		op.p.log.Debug("plan: llms.txt could not be fetched", "url", rawURL, "err", err)
+		return nil
+	}
+	defer done(resp)
+	if !ok2xx(resp) {
+		return nil
+	}
+	f, err := llms.Parse(resp.Body, resp.Request.URL.String(), resp.Header.Get("Content-Type"))
+	if err != nil {
+		noteError(resp, err)
+		op.p.log.Debug("plan: llms.txt not read in full", "url", rawURL, "err", err)
+	}
+	if f == nil {
+		return nil
+	}
+	for _, optional := range []bool{false, true} {
+		for _, sec := range f.Sections {
+			if sec.Optional != optional {
+				continue
+			}
+			if optional && op.budgetSpent() {
+				op.p.mu.Lock()
+				op.p.sum.OptionalSkipped += len(sec.Links)
+				op.p.mu.Unlock()
+				continue
+			}
+			for _, l := range sec.Links {
+				op.push(l.Loc, frontier.ViaLLMs, l.LastMod)
+			}
+		}
+	}
+	return f
+}
+
+// budgetSpent reports whether the crawl's pages left are already spoken for by the URLs queued
+// for the origin: URLs queued after them would never be fetched.
+func (op *originPlan) budgetSpent() bool {
+	if op.p.left == nil {
+		return false
+	}
+	left := op.p.left()
+	return left >= 0 && left <= op.queued()
+}
+
+// advertisedLink is a typed link and the start page that advertised it.
+type advertisedLink struct {
+	page *url.URL
+	link links.HeadLink
+}
+
+// readAdvertised reads what the start pages advertise, Link header first, then the head, each
+// target once: feeds, the WordPress REST API, API catalogs, content alternates; rel=sitemap
+// files join the walk.
+func (op *originPlan) readAdvertised(ctx context.Context, pages []*Page) {
+	var all []advertisedLink
+	for _, pg := range pages {
+		if pg == nil || pg.URL == nil {
+			continue
+		}
+		for _, l := range append(HeaderLinks(pg.Header, pg.URL), pg.Head...) {
+			all = append(all, advertisedLink{page: pg.URL, link: l})
+		}
+	}
+	seen := map[string]bool{}
+	feedsRead := 0
+	for _, a := range all {
+		l := a.link
+		target := l.URL.String()
+		if key := string(l.Rel) + " " + target; seen[key] {
+			continue
+		} else {
+			seen[key] = true
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		switch l.Rel {
+		case links.RelAlternate:
+			mt, _, _ := mime.ParseMediaType(l.Type)
+			switch {
+			case feedTypes[mt] && feedsRead < op.p.opt.MaxFeeds:
+				feedsRead++
+				op.readFeed(ctx, target)
+			case Carries(a.page, l):
+				op.push(target, frontier.ViaAlternate, time.Time{})
+			}
+		case links.RelWordPressAPI:
+			op.readWordPress(ctx, target)
+		case links.RelAPICatalog:
+			op.readCatalog(ctx, l.URL)
+		case links.RelSitemap:
+			// sitemaps.org: a sitemap not named in robots.txt vouches only for its own directory,
+			// so one on another origin lists nothing of this one.
+			if key, err := origin.RobotsKey(l.URL); err == nil && key == op.origin {
+				dir := *l.URL
+				dir.Path, dir.RawPath, dir.RawQuery = path.Dir(l.URL.Path)+"/", "", ""
+				op.addSitemap(target, 1, frontier.ViaLink, dir.String())
+			}
+		}
+	}
+}
+
+// readFeed reads a feed the start page advertised and queues its entries. A feed served from
+// another origin (a feed service) still vouches only for this one.
+func (op *originPlan) readFeed(ctx context.Context, rawURL string) {
+	resp, err := op.get(ctx, rawURL, kind.Feed, frontier.ViaAlternate)
+	if err != nil {
+		op.p.log.Debug("plan: a feed could not be fetched", "url", rawURL, "err", err)
+		return
+	}
+	defer done(resp)
+	if !ok2xx(resp) {
+		return
+	}
+	fd, err := feeds.Parse(resp.Body, resp.Request.URL.String(), feeds.Options{Allowed: op.origin})
+	if err != nil {
+		noteError(resp, err)
+		op.p.log.Debug("plan: not a feed", "url", rawURL, "err", err)
+		return
+	}
+	for _, e := range fd.Entries {
+		op.push(e.Loc, frontier.ViaFeed, e.LastMod)
+	}
+}
+
+// readWordPress lists the posts and pages of the WordPress REST API at root. A listing not
+// offered (401, 403, 404) is left alone: the HTML crawl covers the site.
+func (op *originPlan) readWordPress(ctx context.Context, root string) {
+	_, err := wprest.List(withVia(ctx, frontier.ViaAPI), op.p.client, root,
+		wprest.Options{Allowed: op.origin, MaxPages: op.p.opt.WordPressPages},
+		func(u discovered.URL) error {
+			op.push(u.Loc, frontier.ViaWPRest, u.LastMod)
+			return nil
+		})
+	switch {
+	case errors.Is(err, wprest.ErrNotOffered):
+		op.p.log.Info("plan: the WordPress REST API does not offer a listing; the HTML crawl covers it", "root", root, "err", err)
+	case err != nil:
+		op.p.log.Debug("plan: the WordPress REST API was read only in part", "root", root, "err", err)
+	}
+}
+
+// readCatalog reads an API catalog (RFC 9727) a resource of the site referenced: the APIs it
+// names are recorded, its HTML documentation pages queued.
+func (op *originPlan) readCatalog(ctx context.Context, u *url.URL) {
+	resp, err := op.get(ctx, u.String(), kind.API, frontier.ViaAPI)
+	if err != nil {
+		op.p.log.Debug("plan: an API catalog could not be fetched", "url", u.String(), "err", err)
+		return
+	}
+	defer done(resp)
+	if !ok2xx(resp) {
+		return
+	}
+	c, err := ParseAPICatalog(resp.Body, resp.Request.URL, resp.Header.Get("Content-Type"))
+	if err != nil {
+		noteError(resp, err)
+		op.p.mu.Lock()
+		op.p.sum.APIs = append(op.p.sum.APIs, u.String())
+		op.p.mu.Unlock()
+		return
+	}
+	op.p.mu.Lock()
+	op.p.sum.APIs = append(op.p.sum.APIs, c.APIs...)
+	op.p.mu.Unlock()
+	for _, d := range c.Docs {
+		op.push(d.String(), frontier.ViaAPICatalog, time.Time{})
+	}
+}

@@ -1,0 +1,163 @@
+package plan
+
+// This file decides the order in which one origin's discovery documents are read, and how the
+// URLs they list reach the frontier.
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/etiquette/discovery/sitemap"
+	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
+)
+
+// drainLimit is how much of a document's unread rest is read before closing, so that a short
+// tail leaves the connection reusable; a longer one is cut off by closing.
+const drainLimit = 4 << 10
+
+// originPlan is the discovery of one origin. Its run goroutine is the only one that reads and
+// changes the walk; mu guards what Summary reads from other goroutines.
+type originPlan struct {
+	p      *Planner
+	origin string   // origin.RobotsKey form: "https://example.org"
+	start  *url.URL // the first start URL of the origin
+	starts int      // start URLs queued for it
+	src    *frontier.Source
+
+	// started receives a Page (or nil) per start page read; made by Begin with room for all.
+	started chan *Page
+	// released is closed when the origin's pages may go: what the start page advertised has
+	// been read, or discovery ended early.
+	released     chan struct{}
+	releasedOnce sync.Once
+
+	found int // URLs queued for the origin, guarded by p.mu
+	// startLastMod holds, by normalised start URL, when a listing said the start page last
+	// changed: the start URL was queued first, without a date. Guarded by p.mu.
+	startLastMod map[string]time.Time
+
+	mu    sync.Mutex
+	walk  sitemap.Walk
+	files []sitemapFile // the walk's pending files, in the walk's order
+}
+
+// run reads the origin's documents in the package's discovery order, then waits for its queue to
+// run low to read the remaining sitemap files. It closes the source when it returns.
+func (op *originPlan) run(ctx context.Context) {
+	defer op.src.Close()
+	defer op.release()
+	p := op.p
+
+	lines, err := p.sitemaps.Sitemaps(ctx, op.start)
+	if err != nil {
+		p.log.Debug("plan: the Sitemap lines of robots.txt could not be read", "origin", op.origin, "err", err)
+	}
+	for _, s := range lines {
+		op.addSitemap(s, 1, frontier.ViaRobotsSitemap, op.origin)
+	}
+	if len(lines) == 0 && !p.opt.NoSitemapGuess {
+		op.addSitemap(op.origin+"/sitemap.xml", 1, frontier.ViaConvention, op.origin)
+	}
+	op.readSitemaps(ctx)
+	op.readLLMs(ctx)
+
+	var pages []*Page
+	if op.starts > 0 {
+		op.src.Admit(op.starts)
+		for range op.starts {
+			select {
+			case pg := <-op.started:
+				pages = append(pages, pg)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+	op.readAdvertised(ctx, pages)
+	select {
+	case <-op.src.Low(p.opt.LowWater):
+		op.readSitemaps(ctx) // files the start page named, while the origin's queue is short
+	default:
+	}
+	op.release()
+
+	for op.sitemapsLeft() > 0 {
+		select {
+		case <-op.src.Low(p.opt.LowWater):
+			op.readSitemaps(ctx)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// release lets the origin's pages go.
+func (op *originPlan) release() {
+	op.src.Release()
+	op.releasedOnce.Do(func() { close(op.released) })
+}
+
+// get requests a discovery document of kind k found via via. The response's body reports the
+// document when closed (see report.go); err is the client's error, already reported.
+func (op *originPlan) get(ctx context.Context, rawURL string, k kind.Kind, via string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(withVia(ctx, via), http.MethodGet, rawURL, nil)
+	if err != nil {
+		op.p.reportDocument(Document{URL: rawURL, Kind: k, FoundVia: via, Err: err})
+		return nil, err
+	}
+	return op.p.client.Do(kind.Mark(req, k))
+}
+
+// done closes a document's body after reading a little of what is left.
+func done(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+	_ = resp.Body.Close()
+}
+
+// ok2xx reports whether resp is a 2xx answer.
+func ok2xx(resp *http.Response) bool { return resp.StatusCode >= 200 && resp.StatusCode <= 299 }
+
+// push offers a URL one of the origin's documents listed to the frontier, counting what became
+// of it. URLs off the origin are not queued: the crawl stays on the origins of its start URLs.
+func (op *originPlan) push(loc, via string, lastMod time.Time) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return
+	}
+	if key, err := origin.RobotsKey(u); err != nil || key != op.origin {
+		return
+	}
+	p := op.p
+	a, err := p.f.Push(frontier.Entry{URL: loc, Depth: 1, Via: via, LastMod: lastMod})
+	if err != nil {
+		p.log.Debug("plan: the frontier refused a discovered URL", "url", loc, "via", via, "err", err)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch a {
+	case frontier.Queued:
+		p.sum.Found[via]++
+		op.found++
+	case frontier.Duplicate:
+		p.sum.Duplicates[via]++
+		if n, err := frontier.Normalize(loc); err == nil && !lastMod.IsZero() {
+			if _, isStart := op.startLastMod[n]; isStart {
+				op.startLastMod[n] = lastMod
+			}
+		}
+	}
+}
+
+// queued returns the number of URLs queued for the origin so far.
+func (op *originPlan) queued() int {
+	op.p.mu.Lock()
+	defer op.p.mu.Unlock()
+	return op.found
+}

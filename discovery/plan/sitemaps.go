@@ -1,0 +1,121 @@
+package plan
+
+// This file decides which sitemap files of an origin are read, when, and for which origin their
+// entries count.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/discovery/feeds"
+	"github.com/politecrawl/etiquette/discovery/sitemap"
+	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness/kind"
+)
+
+// sitemapFile is a sitemap file waiting to be read: how it was found and where its entries may
+// point (sitemap.Options.Allowed).
+type sitemapFile struct {
+	via     string
+	allowed string
+}
+
+// addSitemap queues a sitemap file met at depth (robots.txt and pages name files at depth 1, an
+// index its files at its own depth + 1), unless the walk has met it or refuses it.
+func (op *originPlan) addSitemap(rawURL string, depth int, via, allowed string) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.walk.Add(rawURL, depth) {
+		// The walk hands files out in the order it accepted them; files keeps that order.
+		op.files = append(op.files, sitemapFile{via: via, allowed: allowed})
+	}
+}
+
+// nextSitemap takes the next file of the walk.
+func (op *originPlan) nextSitemap() (sitemap.Pending, sitemapFile, bool) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	pending, ok := op.walk.Next()
+	if !ok {
+		return sitemap.Pending{}, sitemapFile{}, false
+	}
+	f := op.files[0]
+	op.files = op.files[1:]
+	return pending, f, true
+}
+
+func (op *originPlan) sitemapsLeft() int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return op.walk.Len()
+}
+
+// readSitemaps reads files until more than LowWater URLs have been queued by this call, or no
+// file is left: the next file is read only when the origin's queue runs low again.
+func (op *originPlan) readSitemaps(ctx context.Context) {
+	before := op.queued()
+	for ctx.Err() == nil && op.queued()-before <= op.p.opt.LowWater {
+		pending, file, ok := op.nextSitemap()
+		if !ok {
+			return
+		}
+		op.readSitemap(ctx, pending, file)
+	}
+}
+
+// readSitemap reads one file: a urlset's or a text file's pages are queued, an index's files are
+// added to the walk, a feed's entries are queued like a sitemap's.
+func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, file sitemapFile) {
+	resp, err := op.get(ctx, pending.URL, kind.Sitemap, file.via)
+	if err != nil {
+		op.p.log.Debug("plan: a sitemap could not be fetched", "url", pending.URL, "err", err)
+		return
+	}
+	defer done(resp)
+	if !ok2xx(resp) {
+		return
+	}
+	fileURL := resp.Request.URL.String()
+	f, err := sitemap.Open(resp.Body, fileURL, sitemap.Options{Allowed: file.allowed})
+	if err != nil {
+		noteError(resp, err)
+		op.p.log.Debug("plan: not a sitemap", "url", fileURL, "err", err)
+		return
+	}
+	var res sitemap.Result
+	switch f.Format {
+	case sitemap.Feed:
+		fd, ferr := feeds.Parse(f.Body(), fileURL, feeds.Options{Allowed: file.allowed})
+		err = ferr
+		if fd != nil {
+			for _, e := range fd.Entries {
+				op.push(e.Loc, frontier.ViaSitemap, e.LastMod)
+			}
+		}
+	case sitemap.Index:
+		res, err = f.Each(func(u discovered.URL) error {
+			op.addSitemap(u.Loc, pending.Depth+1, frontier.ViaSitemapIndex, file.allowed)
+			return nil
+		})
+	default:
+		res, err = f.Each(func(u discovered.URL) error {
+			op.push(u.Loc, frontier.ViaSitemap, u.LastMod)
+			return nil
+		})
+	}
+	if err == nil && res.Dropped.Total() > 0 {
+		err = fmt.Errorf("sitemap %s: %d entries dropped (%d off scope, %d invalid, %d too long, %d over the limit): %w",
+			fileURL, res.Dropped.Total(), res.Dropped.OffScope, res.Dropped.Invalid, res.Dropped.TooLong, res.Dropped.OverLimit, ErrEntriesDropped)
+	}
+	if err != nil {
+		noteError(resp, err)
+		op.p.log.Debug("plan: a sitemap was read only in part", "url", fileURL, "err", err)
+	}
+}
+
+// ErrEntriesDropped is wrapped by a Document's Err when the document was read to its end but
+// some of its entries were not kept (another origin, not a URL, too long, over the per-file
+// limit); the error counts them by reason.
+var ErrEntriesDropped = errors.New("entries not kept")
