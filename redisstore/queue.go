@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -363,21 +364,34 @@ func (q *Queue) beat(ctx context.Context) {
 	}
 }
 
-// encodeEntry lays an entry out as "handed-out\ndepth\nvia\nURL": the URL last, so that nothing
-// in it is taken for a separator. handedOut counts the times it was handed out before.
+// encodeEntry lays an entry out as "handed-out\ndepth\nvia\nlastmod\nURL": the URL last, so that
+// nothing in it is taken for a separator; lastmod is the Unix second, empty for the zero time.
+// handedOut counts the times it was handed out before.
 func encodeEntry(handedOut int, e frontier.Entry) string {
-	return strconv.Itoa(handedOut) + "\n" + strconv.Itoa(e.Depth) + "\n" + e.Via + "\n" + e.URL
+	lastMod := ""
+	if !e.LastMod.IsZero() {
+		lastMod = strconv.FormatInt(e.LastMod.Unix(), 10)
+	}
+	return strconv.Itoa(handedOut) + "\n" + strconv.Itoa(e.Depth) + "\n" + e.Via + "\n" + lastMod + "\n" + e.URL
 }
 
 func decodeEntry(s string) (int, frontier.Entry, error) {
-	parts := strings.SplitN(s, "\n", 4)
-	if len(parts) != 4 {
-		return 0, frontier.Entry{}, errors.New("not four fields")
+	parts := strings.SplitN(s, "\n", 5)
+	if len(parts) != 5 {
+		return 0, frontier.Entry{}, errors.New("not five fields")
 	}
 	n, err1 := strconv.Atoi(parts[0])
 	depth, err2 := strconv.Atoi(parts[1])
 	if err := errors.Join(err1, err2); err != nil {
 		return 0, frontier.Entry{}, err
 	}
-	return n, frontier.Entry{URL: parts[3], Depth: depth, Via: parts[2]}, nil
+	e := frontier.Entry{URL: parts[4], Depth: depth, Via: parts[2]}
+	if parts[3] != "" {
+		sec, err := strconv.ParseInt(parts[3], 10, 64)
+		if err != nil {
+			return 0, frontier.Entry{}, err
+		}
+		e.LastMod = time.Unix(sec, 0).UTC()
+	}
+	return n, e, nil
 }

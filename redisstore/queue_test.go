@@ -249,3 +249,22 @@ func TestQueueRefusesEntriesItCannotKeep(t *testing.T) {
 		}
 	}
 }
+
+func TestAnEntryKeepsWhatItWasQueuedWith(t *testing.T) {
+	srv := redistest.Start(t)
+	q := newQueue(t, srv, redisstore.Options{})
+	want := []frontier.Entry{
+		{URL: "http://o.test/new", Depth: 1, Via: frontier.ViaSitemap, LastMod: time.Date(2026, 3, 1, 10, 0, 5, 0, time.UTC)},
+		{URL: "http://o.test/old", Depth: 1, Via: frontier.ViaFeed, LastMod: time.Date(1969, 7, 20, 20, 17, 40, 0, time.UTC)},
+		{URL: "http://o.test/epoch", Depth: 1, Via: frontier.ViaWPRest, LastMod: time.Unix(0, 0).UTC()},
+		{URL: "http://o.test/none", Depth: 7, Via: frontier.ViaLink},
+	}
+	for _, e := range want {
+		add(t, q, "o.test", e, 0)
+	}
+	for _, w := range want {
+		if got, _ := get(t, q, "o.test"); got != w {
+			t.Errorf("GetRequest = %+v, want %+v", got, w)
+		}
+	}
+}

@@ -1,16 +1,16 @@
 // Package redisstore shares a crawl's politeness state through one Redis server, so that several
 // processes — on one machine or many — crawl as one crawler: one start budget per origin (3
-// starts per second, 2 in flight, counted across all of them),
-// one queue of URLs with one de-duplication, and one cache. (Sharing robots.txt through
-// robots.Store and robots.Locker is not built yet: each process fetches its own copy.)
+// starts per second, 2 in flight, counted across all of them), one robots.txt fetch per origin,
+// one queue of URLs with one de-duplication, and one cache.
 //
 // [New] hands out the pieces, all on one client, for the fields the door and the frontier
 // already take:
 //
 //	st, err := redisstore.New(client, redisstore.Options{Crawl: "news-2026-12"})
 //	defer st.Close()
-//	policy.Clock = st.Clock()                                          // hostclock.Clock
-//	policy.CacheStore = st.Cache(diskStore)                            // cache.Store; large bodies stay on disk
+//	policy.Clock = st.Clock()                                            // hostclock.Clock
+//	policy.Robots = robots.NewKeeper(robots.Options{Store: st.Robots()}) // robots.Store and robots.Locker
+//	policy.CacheStore = st.Cache(diskStore)                              // cache.Store; large bodies stay on disk
 //	frontier.New(frontier.Options{Storage: st.Queue(), Pacer: policy.Clock})
 //
 // The state that belongs to an origin (its budget, pauses, Crawl-delay floors, robots.txt, the
