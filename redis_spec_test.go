@@ -199,7 +199,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 			site, o := pagesSite(30, etiquettetest.HTMLPage("leaf").Delay(250*time.Millisecond))
 			ps := startCrawls(bin, 4, srv, "spec:kill:", o, "--redis-lease", "3s")
 			awaitRequests(site, 12)
-			Expect(ps[0].cmd.Process.Signal(syscall.SIGKILL)).To(Succeed())
+			Expect(ps[0].cmd.Process.Signal(syscall.SIGKILL)).To(Succeed(), "the process to kill had exited: %s", ps[0].stderr.String())
 			codes := awaitExit(ps[1:], 2*time.Minute)
 			Expect(codes).To(Equal([]int{0, 0, 0}))
 

@@ -159,6 +159,11 @@ func (q *Queue) AddRequest(key string, e frontier.Entry, limit int) (frontier.Ad
 	if strings.Contains(e.Via, "\n") || strings.Contains(e.URL, "\n") {
 		return 0, fmt.Errorf("redisstore: %q (via %q) contains a line break; a frontier entry cannot", e.URL, e.Via)
 	}
+	// The origin is listed before its entry is queued: a process told "duplicate" must find the
+	// entry through Origins, wherever it is.
+	if err := q.list(key); err != nil {
+		return 0, err
+	}
 	k := q.s.crawlKeysOf(key)
 	sum := sha256.Sum256([]byte(e.URL))
 	var code int64
@@ -177,24 +182,30 @@ func (q *Queue) AddRequest(key string, e frontier.Entry, limit int) (frontier.Ad
 	case 2:
 		return frontier.Dropped, nil
 	}
+	return frontier.Queued, nil
+}
+
+// list adds key to the crawl's origins, once per process.
+func (q *Queue) list(key string) error {
 	q.mu.Lock()
 	listed := q.listed[key]
 	q.mu.Unlock()
-	if !listed {
-		if err := q.do("listing the origin "+key, func(ctx context.Context) error {
-			p := q.s.client.TxPipeline()
-			p.SAdd(ctx, q.s.prefix+"origins", key)
-			p.PExpire(ctx, q.s.prefix+"origins", q.s.opts.CrawlIdle)
-			_, err := p.Exec(ctx)
-			return err
-		}); err != nil {
-			return 0, err
-		}
-		q.mu.Lock()
-		q.listed[key] = true
-		q.mu.Unlock()
+	if listed {
+		return nil
 	}
-	return frontier.Queued, nil
+	if err := q.do("listing the origin "+key, func(ctx context.Context) error {
+		p := q.s.client.TxPipeline()
+		p.SAdd(ctx, q.s.prefix+"origins", key)
+		p.PExpire(ctx, q.s.prefix+"origins", q.s.opts.CrawlIdle)
+		_, err := p.Exec(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	q.listed[key] = true
+	q.mu.Unlock()
+	return nil
 }
 
 // GetRequest takes the oldest entry of key's queue under a lease; see [frontier.Storage].

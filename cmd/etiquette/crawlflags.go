@@ -145,9 +145,10 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.lastmodTrust, "lastmod-trust", crawler.DefaultLastmodTrust, "`D`: answer a page from the cache without asking the site when a sitemap, feed or API dates it before the cached copy and that copy is younger than D (0: always ask)")
 }
 
-// discovery returns what the crawl reads before its HTML crawl, or nil with --no-discovery.
+// discovery returns what the crawl reads before its HTML crawl, or nil with --no-discovery and
+// with --redis (see sharedDiscoveryNotice).
 func (o *crawlOptions) discovery() *plan.Options {
-	if o.noDiscovery {
+	if o.noDiscovery || o.redis != "" {
 		return nil
 	}
 	return &plan.Options{NoSitemapGuess: o.noSitemapGuess, LLMsFull: o.llmsFull}
@@ -219,6 +220,9 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 		}
 		if err := o.share(&p, cfg); err != nil {
 			return p, err
+		}
+		if !o.noDiscovery {
+			e.warn(sharedDiscoveryNotice)
 		}
 	}
 	if o.proxy != "" {

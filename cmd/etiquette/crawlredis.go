@@ -40,6 +40,14 @@ func (o *redisFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.redisLease, "redis-lease", redisstore.DefaultLeaseExpiry, "`D`: how long the places and URLs of a process that died stay held before the others take them over (a live process renews them every third of D)")
 }
 
+// sharedDiscoveryNotice says why a shared crawl follows HTML links only. Discovery holds an origin
+// in one process's frontier while it reads the origin's sitemaps and llms.txt, and waits for the
+// start page it queued; with the queue shared, another process may take that page and the
+// origin's URLs, and every process would read the documents itself. Until the hold is shared
+// through the store, a shared crawl does not discover.
+const sharedDiscoveryNotice = "etiquette crawl: --redis: discovery (robots.txt sitemaps, /sitemap.xml, llms.txt, feeds, APIs) " +
+	"is not shared between processes yet, so it is off: the processes follow HTML links"
+
 // share opens the Redis store of --redis and puts the crawl's clock (built from cfg), robots.txt
 // keeper and cache (in front of p's disk store, which keeps the bodies too large for Redis) on it.
 func (o *redisFlags) share(p *politeness.Policy, cfg hostclock.Config) error {
