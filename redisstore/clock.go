@@ -44,8 +44,8 @@ const (
 // for every process together: no one-second window of the server's log holds more than the rate
 // however many processes send.
 //
-// Get it with [Store.Clock] and pass it as politeness.Policy.Clock to every door of the process,
-// and as the frontier's Pacer. Most callers never call its methods.
+// Get it with [Store.Clock] (the zero value is not usable) and pass it as politeness.Policy.Clock
+// to every door of the process, and as the frontier's Pacer. Most callers never call its methods.
 //
 // Waiting: a request waits in this process's line for its origin (robots.txt first, then first
 // come first served); only the first in line asks Redis, which answers with the moment to ask
@@ -55,10 +55,10 @@ const (
 // process wakes the line directly.
 //
 // Places are leases that expire Options.LeaseExpiry after this process last renewed them: it
-// renews them while the request is in flight, for at most Clock.LeaseTTL (a body never closed),
-// so a process that dies frees its places within the expiry. Pauses, give-ups and the penalty are
-// in Redis: a 429 seen by one process pauses them all. Stats counts what this process did, with
-// the origin's shared rate, floor, response time and pause.
+// renews them while the request is in flight, for at most Options.Clock.LeaseTTL (a body never
+// closed), so a process that dies frees its places within the expiry. Pauses, give-ups and the
+// penalty are in Redis: a 429 seen by one process pauses them all. Stats counts what this
+// process did, with the origin's shared rate, floor, response time and pause.
 //
 // Redis unreachable: Acquire grants nothing; it retries for up to Options.Wait and then returns
 // an *UnavailableError. Earliest and PausedUntil wait the same way. Done retries too, and when
