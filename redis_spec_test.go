@@ -68,10 +68,7 @@ func startCrawls(bin string, n int, srv *redistest.Server, prefix string, o *eti
 	for range n {
 		args := []string{"crawl", "--token", "ExampleBot", "--bot-version", "1.0", "--info-url", "https://example.org/bot",
 			"--contact", "bot@example.org", "--workers", "8", "--cache-dir", GinkgoT().TempDir(),
-			"--redis", srv.URL(), "--redis-prefix", prefix,
-			// Discovery documents (/sitemap.xml, /llms.txt) are read by every process until the
-			// planner takes a per-origin lock in Redis; these specs are about pages and the budget.
-			"--no-discovery"}
+			"--redis", srv.URL(), "--redis-prefix", prefix}
 		args = append(append(args, extra...), o.URL+"/")
 		p := &crawlProcess{cmd: exec.Command(bin, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{},
 			done: make(chan struct{})}
