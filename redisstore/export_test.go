@@ -4,6 +4,3 @@ import "github.com/politecrawl/etiquette/politeness/kind"
 
 // OnWait makes c call f whenever the first request in line for an origin is told to wait.
 func OnWait(c *Clock, f func(key string, k kind.Kind, reason string)) { c.testHookWait = f }
-
-// OnLockWait makes r call f whenever Lock finds another process fetching origin's robots.txt.
-func OnLockWait(r *RobotsStore, f func(origin string)) { r.testHookLockWait = f }

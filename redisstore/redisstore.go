@@ -103,12 +103,10 @@ type Store struct {
 
 	id string // this process's, in lease ids
 
-	clockOnce  sync.Once
-	clock      *Clock
-	queueOnce  sync.Once
-	queue      *Queue
-	robotsOnce sync.Once
-	robots     *RobotsStore
+	clockOnce sync.Once
+	clock     *Clock
+	queueOnce sync.Once
+	queue     *Queue
 
 	beat *heartbeat
 }

@@ -28,11 +28,6 @@ read as the queue runs low. A page a sitemap, feed or API dates before its cache
 answered from the cache without asking the site while that copy is younger than
 --lastmod-trust ("cache":"fresh","reason":"lastmod").
 
-With --redis, every process given the same server and --redis-prefix crawls as one: the budget
-per host counts all of their requests, robots.txt is fetched once, a URL is queued once and
-fetched by one of them (again by another only if the first died holding it), and the cache is
-shared. Without Redis nothing is sent: a crawl waits --redis-wait for it, then exits 1.
-
 Prints one JSON object per line on stdout for every URL it decided about, robots.txt, sitemaps,
 llms.txt, feeds and API responses included,
   {"url","final_url","status","kind","found_via","cache","bytes","refused","reason"}

@@ -1,9 +1,8 @@
 package main
 
 // This file decides how crawl's flags become a door policy — the identity, the rate and
-// concurrency (by hostclock's rule), the cache, the cookie purpose, the signing key, the proxy
-// and the Redis server the crawl is shared through; info-page shares the policy flags — and which
-// of crawl's limits are usable.
+// concurrency (by hostclock's rule), the cache, the cookie purpose, the signing key and the proxy;
+// info-page shares the policy flags — and which of crawl's limits are usable.
 
 import (
 	"errors"
@@ -117,8 +116,8 @@ type crawlOptions struct {
 	maxPages int
 	maxDepth int
 	cacheDir string
+	redis    string
 	proxy    string
-	redisFlags
 
 	reportDir  string // --report: write the report directory here
 	wantReport bool   // return the report figures even without a directory (demo)
@@ -136,7 +135,7 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxPages, "max-pages", 0, "`N`: stop after N pages got a response, of any status; the URLs still queued are reported not fetched (0: no limit)")
 	fs.IntVar(&o.maxDepth, "max-depth", 0, "`N`: fetch pages of depth N at most: start URLs are depth 1, the links on a depth-d page d+1 (0: no limit)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
-	o.redisFlags.register(fs)
+	fs.StringVar(&o.redis, "redis", "", "`URL`: "+notYet+"share the budget across processes through this Redis server")
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
 	fs.StringVar(&o.reportDir, "report", "", "`DIR`: write a report of what the crawl did to each origin: DIR/"+report.HTMLFile+" and the door's events, DIR/"+report.EventsFile)
 	fs.BoolVar(&o.noDiscovery, "no-discovery", false, "follow HTML links only: do not read robots.txt's sitemaps, /sitemap.xml, llms.txt, feeds and APIs first")
@@ -207,17 +206,11 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 	if err != nil {
 		return p, err
 	}
+	if o.redis != "" {
+		return p, errNotYet("--redis")
+	}
 	if !o.noCache {
 		if p.CacheStore, err = openCacheStore(o.cacheDir); err != nil {
-			return p, err
-		}
-	}
-	if o.redis != "" {
-		_, cfg, err := o.clock()
-		if err != nil {
-			return p, err
-		}
-		if err := o.share(&p, cfg); err != nil {
 			return p, err
 		}
 	}

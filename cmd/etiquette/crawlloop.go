@@ -37,10 +37,9 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	if err != nil {
 		return exitUsage, nil, err
 	}
-	defer o.closeShared()
-	f, err := frontier.New(frontier.Options{Storage: o.storage(), Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
+	f, err := frontier.New(frontier.Options{Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
 	if err != nil {
-		return exitNo, nil, err
+		return exitUsage, nil, err
 	}
 	// On SIGINT the crawler stops handing out URLs and gives requests on the wire drainTime;
 	// door.Stop cancels at once every request still waiting for robots.txt, a start slot or a

@@ -23,7 +23,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"robots", "-h"}, "usage: etiquette robots [--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL", []string{"--compare-colly", "--colly-ua"}},
 		{[]string{"help", "robots"}, "usage: etiquette robots [--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL", []string{"--compare-colly", "--colly-ua"}},
 		{[]string{"crawl", "-h"}, "usage: etiquette crawl IDENTITY-FLAGS [flags] URL...", append([]string{"--rate", "--authorized-rate", "--concurrency",
-			"--max-pages", "--max-depth", "--cache-dir", "--no-cache", "--redis", "--redis-prefix", "--redis-wait", "--redis-lease", "--cookies-for", "--allow-cookie", "--proxy",
+			"--max-pages", "--max-depth", "--cache-dir", "--no-cache", "--redis", "--cookies-for", "--allow-cookie", "--proxy",
 			"--sign-key", "--signature-agent"}, identity...)},
 		{[]string{"crawl", "https://example.org/", "-h"}, "usage: etiquette crawl IDENTITY-FLAGS [flags] URL...", []string{"--rate"}},
 		{[]string{"fetch", "-h"}, "usage: etiquette fetch IDENTITY-FLAGS [flags] URL", append([]string{"--strict-robots", "--max-wait"}, identity...)},
@@ -60,7 +60,7 @@ func TestHelpSaysWhatIsNotBuilt(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		flag string
-	}{{[]string{"fetch", "-h"}, "--strict-robots"}, {[]string{"fetch", "-h"}, "--max-wait"}} {
+	}{{[]string{"crawl", "-h"}, "--redis"}, {[]string{"fetch", "-h"}, "--strict-robots"}, {[]string{"fetch", "-h"}, "--max-wait"}} {
 		_, out, _ := runCLI(t, nil, c.args...)
 		i := strings.Index(out, "\n  "+c.flag)
 		if i < 0 || !strings.Contains(strings.SplitN(out[i+1:], "\n  --", 2)[0], "not supported yet") {
