@@ -88,7 +88,8 @@ type Policy struct {
 	// CacheStore holds cached responses. nil means, for a Crawl, a disk store in the user cache
 	// directory (cache.DefaultDir; a bounded in-memory store when there is none), and for a
 	// UserTriggered fetch a bounded in-memory store: nothing of a person's fetch outlives the
-	// session. Ignored when NoCache.
+	// session, so a UserTriggered door refuses any store but a *cache.MemoryStore. Ignored when
+	// NoCache.
 	CacheStore cache.Store
 	// NoCache turns the cache layer off: every read goes to the site.
 	NoCache bool
@@ -227,11 +228,19 @@ func (p Policy) agent() string {
 
 // cacheStore returns the store the door caches in (see Policy.CacheStore).
 func (p Policy) cacheStore(logger *slog.Logger) (cache.Store, error) {
+	if p.Mode == UserTriggered {
+		// Nothing of a person's fetch outlives the session: no disk, no shared store.
+		switch p.CacheStore.(type) {
+		case nil:
+			return cache.NewMemoryStore(0), nil
+		case *cache.MemoryStore:
+			return p.CacheStore, nil
+		}
+		return nil, fmt.Errorf("etiquette: a user-triggered door keeps nothing past the session, so its cache stays in memory: "+
+			"leave Policy.CacheStore nil or pass a *cache.MemoryStore (got %T), or set NoCache", p.CacheStore)
+	}
 	if p.CacheStore != nil {
 		return p.CacheStore, nil
-	}
-	if p.Mode == UserTriggered {
-		return cache.NewMemoryStore(0), nil
 	}
 	dir, err := cache.DefaultDir()
 	if err != nil {
