@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/identity"
@@ -84,13 +85,35 @@ func TestBodyCap(t *testing.T) {
 func TestNewDoorRefuses(t *testing.T) {
 	valid := identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0", InfoURL: "https://example.org/bot"}
 	cases := map[string]Policy{
-		"no identity":       {},
-		"invalid identity":  {Identity: identity.Identity{Token: "curl", Version: "8.0", InfoURL: "https://example.org"}},
-		"unauthorised rate": {Identity: valid, Rate: 10},
+		"no identity":                      {},
+		"invalid identity":                 {Identity: identity.Identity{Token: "curl", Version: "8.0", InfoURL: "https://example.org"}},
+		"unauthorised rate":                {Identity: valid, Rate: 10},
+		"user-triggered with a disk cache": {Identity: valid, Mode: UserTriggered, CacheStore: diskStore(t)},
 	}
 	for name, p := range cases {
 		if _, err := NewDoor(p); err == nil {
 			t.Errorf("%s: NewDoor accepted it", name)
 		}
+	}
+}
+
+func diskStore(t *testing.T) cache.Store {
+	s, err := cache.NewDiskStore(t.TempDir(), cache.DiskOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A user-triggered door's cache stays in memory: a memory store is accepted, a disk store refused
+// with an error that says what to pass instead.
+func TestUserTriggeredDoorKeepsItsCacheInMemory(t *testing.T) {
+	valid := identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0", InfoURL: "https://example.org/bot"}
+	if _, err := NewDoor(Policy{Identity: valid, Mode: UserTriggered, CacheStore: cache.NewMemoryStore(0)}); err != nil {
+		t.Errorf("a memory store was refused: %v", err)
+	}
+	_, err := NewDoor(Policy{Identity: valid, Mode: UserTriggered, CacheStore: diskStore(t)})
+	if err == nil || !strings.Contains(err.Error(), "*cache.MemoryStore") {
+		t.Errorf("a disk store: %v; want a refusal naming *cache.MemoryStore", err)
 	}
 }
