@@ -1,0 +1,70 @@
+package extensions_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/etiquette/extensions"
+)
+
+// The one page a UserTriggered collector fetches includes its redirect hops; a clone's Visit and a
+// second Visit of the collector — sync or async — are refused before they reach the site.
+func TestUserTriggeredFollowsHopsAndNothingElse(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		var mu sync.Mutex
+		var paths []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			paths = append(paths, r.URL.Path)
+			mu.Unlock()
+			if r.URL.Path == "/moved" {
+				http.Redirect(w, r, "/page", http.StatusFound)
+				return
+			}
+			fmt.Fprint(w, "<p>ok</p>")
+		}))
+		c := colly.NewCollector(colly.Async(async))
+		if err := extensions.UserTriggered(c, fastPolicy(t, srv, nil)); err != nil {
+			t.Fatal(err)
+		}
+		var errs []error
+		c.OnError(func(_ *colly.Response, err error) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		})
+		if err := c.Visit(srv.URL + "/moved"); err != nil {
+			t.Fatal(err)
+		}
+		c.Wait()
+		second := c.Visit(srv.URL + "/other")
+		clone := c.Clone().Visit(srv.URL + "/from-a-clone")
+		c.Wait()
+		srv.Close()
+
+		mu.Lock()
+		if want := []string{"/robots.txt", "/moved", "/page"}; !slices.Equal(paths, want) {
+			t.Errorf("async %v: the site saw %q, want %q", async, paths, want)
+		}
+		if !async {
+			// A synchronous Visit returns the refusal; an async one reports it to OnError.
+			for name, err := range map[string]error{"second Visit": second, "clone's Visit": clone} {
+				if !errors.Is(err, extensions.ErrUserTriggeredFollow) {
+					t.Errorf("%s: %v, want ErrUserTriggeredFollow", name, err)
+				}
+			}
+		}
+		// The clone has no callbacks (Colly's Clone copies none); the collector's own refusal is reported.
+		if len(errs) != 1 || !errors.Is(errs[0], extensions.ErrUserTriggeredFollow) {
+			t.Errorf("async %v: OnError saw %v, want one ErrUserTriggeredFollow", async, errs)
+		}
+		mu.Unlock()
+	}
+}
