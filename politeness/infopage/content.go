@@ -72,7 +72,7 @@ func build(p politeness.Policy, o Options, signer *webbotauth.Signer) content {
 	c.Sections = append(c.Sections,
 		about(id, o, crawl),
 		identifies(id),
-		robotsSection(crawl, user),
+		robotsSection(crawl, user, p.StrictRobots),
 		behaviour(p),
 		verification(o, signer),
 		reach(id),
@@ -119,12 +119,20 @@ func identifies(id identity.Identity) section {
 	return s
 }
 
-func robotsSection(crawl, user string) section {
+// robotsSection says how each token reads robots.txt; strict is Policy.StrictRobots.
+func robotsSection(crawl, user string, strict bool) section {
 	s := section{ID: "robots", Title: "Controlling it with robots.txt"}
+	userReading := para{text("A fetch a person asked for follows only a group that names "), code(user),
+		text(": the "), code("*"), text(" group and the crawler's group are about crawling, not about one page a person wants to read now.")}
+	if strict {
+		userReading = para{text("A fetch a person asked for follows the group that names "), code(user),
+			text(" (else the "), code("*"), text(" group), and also the crawler's group: it is refused when any of them disallows the page.")}
+	}
 	s.Paras = append(s.Paras,
 		para{text("Address the crawler as "), code(crawl), text(" and fetches a person asked for as "), code(user),
-			text(". Each token follows the group that names it, and the "), code("*"), text(" group when none does (RFC 9309). Rules take effect when robots.txt is next read: it is kept for %s to %s.",
+			text(". The crawler follows the group that names it, and the "), code("*"), text(" group when none does (RFC 9309). Rules take effect when robots.txt is next read: it is kept for %s to %s.",
 				human(robots.DefaultMinTTL), human(robots.DefaultMaxTTL))},
+		userReading,
 	)
 	s.Blocks = []block{
 		{"Keep the crawler out of one directory", fmt.Sprintf("User-agent: %s\nDisallow: /private/\n", crawl)},
