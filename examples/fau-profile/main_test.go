@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
+	"github.com/politecrawl/etiquette/politeness/identity"
+)
+
+const legalcheck = "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)"
+
+// TestCrawlsAsTheFAUIdentity crawls a recording site whose robots.txt addresses the FAU token
+// in a group of its own, and checks that every request carried the FAU User-Agent and From, that
+// the site's rules for that token were obeyed, and that the crawl was polite.
+func TestCrawlsAsTheFAUIdentity(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the crawl's default disk cache
+
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	// Other crawlers are kept out of everything; ours only out of /intern.
+	uni := site.NewOrigin().Robots("User-agent: *\nDisallow: /\n\nUser-agent: FAU-RRZE-Legalcheck\nDisallow: /intern\n")
+	uni.Serve("/", etiquettetest.HTMLPage("Uni", "/impressum", "/datenschutz", "/intern/plan").SetCookie(etiquettetest.SessionCookie()))
+	uni.Page("/impressum", "Impressum", "/").Page("/datenschutz", "Datenschutz", "/impressum")
+
+	var out, errOut strings.Builder
+	if err := run(context.Background(), config{UserAgent: legalcheck, Start: uni.URL + "/"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+
+	g := NewWithT(t)
+	g.Expect(site).To(matchers.IdentifyEveryRequestAs(legalcheck, "webmaster@fau.de"))
+	g.Expect(site).To(matchers.FetchRobotsTxtFirst())
+	g.Expect(site).To(matchers.NeverRequest("/intern"))
+	g.Expect(site).To(matchers.StartAtMostPerSecond(3))
+	g.Expect(site).To(matchers.KeepAtMostInFlight(2))
+	g.Expect(site).To(matchers.SendNoCookies())
+	g.Expect(out.String()).To(ContainSubstring("Impressum"), "the FAU token's own group allows the pages")
+	g.Expect(out.String()).To(ContainSubstring("Datenschutz"))
+	g.Expect(errOut.String()).To(ContainSubstring("robots.txt token FAU-RRZE-Legalcheck"))
+}
+
+// TestRefusesABadIdentity starts the crawler with User-Agents the FAU profile does not accept and
+// checks that it refuses to start, says what to fix, and sends the site nothing.
+func TestRefusesABadIdentity(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, bad := range []struct{ ua, says string }{
+		{"", "no crawler identity"},
+		{"FAU-RRZE-Legalcheck/1.0", "Contact: no contact e-mail address"},
+		{"FAU-RRZE-Legalcheck/1.0 (+http://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", "https"},
+		{"Mozilla/5.0 (compatible; FAU-RRZE-Legalcheck/1.0; +https://www.rrze.fau.de/bots/legalcheck/)", "Mozilla/"},
+		{"Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", "FAU-"},
+		{"FAU-RRZE-Legalcheck/v1 (+https://www.rrze.fau.de/bots/legalcheck/;mailto:webmaster@fau.de)", "Version"},
+	} {
+		t.Run(bad.ua, func(t *testing.T) {
+			site := etiquettetest.NewSite()
+			defer site.Close()
+			uni := site.NewOrigin().Robots("User-agent: *\nAllow: /\n")
+			uni.Page("/", "Uni")
+
+			var out, errOut strings.Builder
+			err := run(context.Background(), config{UserAgent: bad.ua, Start: uni.URL + "/"}, &out, &errOut)
+
+			g := NewWithT(t)
+			g.Expect(err).To(HaveOccurred(), "started with %q", bad.ua)
+			g.Expect(errors.Is(err, identity.ErrInvalid) || errors.Is(err, identity.ErrNoIdentity)).To(BeTrue(), "an identity error: %v", err)
+			g.Expect(err.Error()).To(ContainSubstring("refuses to start"))
+			g.Expect(err.Error()).To(ContainSubstring(bad.says))
+			g.Expect(site.Requests()).To(BeEmpty(), "a crawler with a bad identity sent something")
+		})
+	}
+}
