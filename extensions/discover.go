@@ -66,6 +66,9 @@ type DiscoverOptions struct {
 // worker waits for the page's OnScraped or OnError (or, for a page that reports neither — a
 // Request.Abort in a callback registered after Discover — until the collector is idle).
 func Discover(c *colly.Collector, opts DiscoverOptions, starts ...string) (plan.Summary, error) {
+	if userTriggered(c) {
+		return plan.Summary{}, fmt.Errorf("%w: Discover reads sitemaps, llms.txt and feeds, which a fetch for one person never does", ErrUserTriggeredFollow)
+	}
 	door := doorOf(c)
 	if door == nil {
 		return plan.Summary{}, ErrNotPolite

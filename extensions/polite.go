@@ -51,6 +51,12 @@ func Polite(c *colly.Collector, p politeness.Policy) error {
 
 // Install is Polite that also returns the door, for callers that read its events or stats.
 func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) {
+	return install(c, p, nil)
+}
+
+// install is Install with the door wrapped by wrap before it becomes c's transport (nil: the door
+// itself); the wrapper is what the guard then expects to find.
+func install(c *colly.Collector, p politeness.Policy, wrap func(*politeness.Door) http.RoundTripper) (*politeness.Door, error) {
 	if c == nil {
 		return nil, errors.New("etiquette: nil collector")
 	}
@@ -70,14 +76,18 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 		installGuard(c, client, &guardState{refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
 		return nil, err
 	}
-	c.WithTransport(d)
+	var transport http.RoundTripper = d
+	if wrap != nil {
+		transport = wrap(d)
+	}
+	c.WithTransport(transport)
 	c.SetRequestTimeout(0)
 	c.DisableCookies()
 	c.IgnoreRobotsTxt = true
 	c.CacheDir = ""
 	c.MaxBodySize = 0
 	c.UserAgent = d.UserAgent()
-	installGuard(c, client, &guardState{door: d, logger: logger, bus: d.Events()})
+	installGuard(c, client, &guardState{door: d, transport: transport, logger: logger, bus: d.Events()})
 	return d, nil
 }
 
@@ -108,10 +118,11 @@ type guard struct {
 
 // guardState is what one Polite call installed: a door, or the refusal of an invalid policy.
 type guardState struct {
-	door    *politeness.Door
-	refused error // non-nil: Polite failed; the context is done from the start
-	logger  *slog.Logger
-	bus     *events.Bus
+	door      *politeness.Door
+	transport http.RoundTripper // the collector's transport as installed: the door, or a wrapper of it
+	refused   error             // non-nil: Polite failed; the context is done from the start
+	logger    *slog.Logger
+	bus       *events.Bus
 
 	once   sync.Once
 	done   chan struct{}
@@ -156,7 +167,7 @@ func (g *guard) check() error {
 	switch {
 	case client == nil:
 		why = "the collector has no HTTP client"
-	case client.Transport != http.RoundTripper(st.door):
+	case client.Transport != st.transport:
 		why = fmt.Sprintf("its transport was replaced (now %T) — SetProxy, SetProxyFunc, SetClient or WithTransport was called after Polite; set Policy.Proxy or Policy.BaseTransport instead", client.Transport)
 	case client.Timeout != 0:
 		why = fmt.Sprintf("SetRequestTimeout(%s) was called after Polite: a client timeout counts the wait for the origin's turn; set Policy.Timeout instead", client.Timeout)

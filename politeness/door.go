@@ -18,6 +18,8 @@
 //	                         counts the waiting ones (the backlog notice)
 //	· body cap               cuts a body at its kind's cap, with an error, never silently
 //	identity                 User-Agent, From; the request's kind into its context; Accept by kind
+//	· wait bound             user-triggered only: a person's request waits for its origin's turn
+//	                         up to Policy.MaxWait, else fails at once (hostclock.WaitTooLongError)
 //	robots gate              RFC 9309 for this exact URL; fetches robots.txt by sending a marked
 //	                         request into the top of the door
 //	cookies                  none, or only what a declared purpose needs
@@ -141,7 +143,13 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return identityLayer(next, p.agent(), p.Identity.From())
 		},
 		func(next http.RoundTripper) http.RoundTripper {
-			return robotsGate(next, d.robots.keeper, p.token(), fetchRobots, budget, bus)
+			if p.Mode != UserTriggered {
+				return next
+			}
+			return boundWait(next, p.maxWait(), budget, bus)
+		},
+		func(next http.RoundTripper) http.RoundTripper {
+			return robotsGate(next, d.robots.keeper, p.reading(), fetchRobots, budget, bus)
 		},
 		func(next http.RoundTripper) http.RoundTripper { return cookieLayer(next, jar, bus) },
 		func(next http.RoundTripper) http.RoundTripper {

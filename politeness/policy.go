@@ -31,7 +31,10 @@ const (
 	// Crawl: the crawler follows links on its own; robots.txt is decided for the crawl token.
 	Crawl Mode = iota
 	// UserTriggered: one page fetched because a person asked for it; the door identifies with the
-	// user-triggered token (e.g. ExampleBot-User) and robots.txt is decided for that token.
+	// user-triggered token (e.g. ExampleBot-User), robots.txt is decided only by a group naming
+	// that token (see Policy.StrictRobots), the wait for the origin's turn is bounded
+	// (Policy.MaxWait), and nothing is kept past the session (an in-memory cache, no cookies
+	// without a purpose).
 	UserTriggered
 )
 
@@ -50,6 +53,18 @@ type Policy struct {
 	Identity identity.Identity
 	// Mode selects the crawl token (Crawl, the default) or the user-triggered token.
 	Mode Mode
+	// StrictRobots applies to a UserTriggered door: the fetch is also blocked when RFC 9309's
+	// group selection for the user-triggered token (its own group, else "*") disallows it, or
+	// when the crawl token's group (its own, else "*") does — the most cautious reading. By
+	// default only a group that names the user-triggered token decides such a fetch: an operator
+	// who excluded crawlers decided about crawling, not about one reader acting for a person.
+	StrictRobots bool
+	// MaxWait applies to a UserTriggered door: the longest a person's request waits for its
+	// origin's turn — the budget, a Crawl-delay, a Retry-After — counted from when it entered
+	// the door. When the clock already knows the earliest start is later, the request fails at
+	// once with a *hostclock.WaitTooLongError naming the reason; nothing is sent early. 0 means
+	// DefaultMaxWait.
+	MaxWait time.Duration
 
 	// Rate is the number of request starts per second per budget key (host[:port]); 0 means 3.
 	// A rate above 3 is refused: list the hosts whose operators allowed more in AuthorizedRates.
@@ -73,7 +88,8 @@ type Policy struct {
 	// CacheStore holds cached responses. nil means, for a Crawl, a disk store in the user cache
 	// directory (cache.DefaultDir; a bounded in-memory store when there is none), and for a
 	// UserTriggered fetch a bounded in-memory store: nothing of a person's fetch outlives the
-	// session. Ignored when NoCache.
+	// session, so a UserTriggered door refuses any store but a *cache.MemoryStore. Ignored when
+	// NoCache.
 	CacheStore cache.Store
 	// NoCache turns the cache layer off: every read goes to the site.
 	NoCache bool
@@ -140,6 +156,10 @@ const DefaultConcurrency = hostclock.DefaultConcurrency
 // DefaultTimeout bounds one request from the grant of its slot.
 const DefaultTimeout = 30 * time.Second
 
+// DefaultMaxWait is how long a UserTriggered request waits for its origin's turn at most
+// (Policy.MaxWait): a person is waiting.
+const DefaultMaxWait = 10 * time.Second
+
 // DefaultMaxBodyBytes returns the body cap of kind k: 1 MiB for robots.txt (RFC 9309 §2.5 asks
 // for at least 500 KiB), 50 MiB for sitemaps (the sitemaps.org limit) and other kinds, 10 MiB for
 // pages, llms.txt, feeds and API responses. A body longer than its cap is cut there and the read
@@ -176,6 +196,13 @@ func (p Policy) timeout() time.Duration {
 	return p.Timeout
 }
 
+func (p Policy) maxWait() time.Duration {
+	if p.MaxWait <= 0 {
+		return DefaultMaxWait
+	}
+	return p.MaxWait
+}
+
 func (p Policy) maxBody(k kind.Kind) int64 {
 	if n, ok := p.MaxBodyBytes[k]; ok && n > 0 {
 		return n
@@ -183,12 +210,13 @@ func (p Policy) maxBody(k kind.Kind) int64 {
 	return DefaultMaxBodyBytes(k)
 }
 
-// token is the product token robots.txt is decided for, and agent the User-Agent sent.
-func (p Policy) token() string {
+// reading says which robots.txt groups decide the door's requests, and agent is the User-Agent
+// sent.
+func (p Policy) reading() robots.Reading {
 	if p.Mode == UserTriggered {
-		return p.Identity.UserTriggeredToken()
+		return robots.ForUserTriggered(p.Identity.UserTriggeredToken(), p.Identity.CrawlToken(), p.StrictRobots)
 	}
-	return p.Identity.CrawlToken()
+	return robots.ForCrawler(p.Identity.CrawlToken())
 }
 
 func (p Policy) agent() string {
@@ -200,11 +228,19 @@ func (p Policy) agent() string {
 
 // cacheStore returns the store the door caches in (see Policy.CacheStore).
 func (p Policy) cacheStore(logger *slog.Logger) (cache.Store, error) {
+	if p.Mode == UserTriggered {
+		// Nothing of a person's fetch outlives the session: no disk, no shared store.
+		switch p.CacheStore.(type) {
+		case nil:
+			return cache.NewMemoryStore(0), nil
+		case *cache.MemoryStore:
+			return p.CacheStore, nil
+		}
+		return nil, fmt.Errorf("etiquette: a user-triggered door keeps nothing past the session, so its cache stays in memory: "+
+			"leave Policy.CacheStore nil or pass a *cache.MemoryStore (got %T), or set NoCache", p.CacheStore)
+	}
 	if p.CacheStore != nil {
 		return p.CacheStore, nil
-	}
-	if p.Mode == UserTriggered {
-		return cache.NewMemoryStore(0), nil
 	}
 	dir, err := cache.DefaultDir()
 	if err != nil {

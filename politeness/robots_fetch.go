@@ -57,7 +57,8 @@ func robotsFetch(top http.RoundTripper, exchange time.Duration, sink events.Sink
 			allowance = time.Until(deadline)
 		}
 		ctx, cancel := context.WithTimeout(hostclock.WithTimeout(context.WithoutCancel(ctx), allowance), robotsMaxWait)
-		ctx = markInternal(kind.WithKind(ctx, kind.Robots))
+		// A person's start bound (boundWait) stays with the person's request: the fetch is shared.
+		ctx = markInternal(kind.WithKind(hostclock.WithStartBy(ctx, time.Time{}), kind.Robots))
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
 		if err != nil {
 			cancel()

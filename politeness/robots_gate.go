@@ -14,16 +14,17 @@ import (
 )
 
 // robotsGate decides every request's URL — each redirect hop and HEAD included — against the
-// robots.txt of its origin, kept by keeper and fetched with fetch, for token (RFC 9309 §2.2). A
-// disallowed request is not sent: the caller gets a *robots.DisallowedError naming the deciding
-// rule, and sink a Refused event (reason "robots"; "error" when robots.txt could not be decided).
-// An admitted request is an Admitted event. The Crawl-delay of token's group becomes the floor of
-// the origin's interval on clock.
+// robots.txt of its origin, kept by keeper and fetched with fetch, as reading says (RFC 9309 §2.2
+// for a crawl; the user-triggered reading for a person's fetch). A disallowed request is not
+// sent: the caller gets a *robots.DisallowedError naming the deciding rule and the token whose
+// group it is, and sink a Refused event (reason "robots"; "error" when robots.txt could not be
+// decided). An admitted request is an Admitted event. The Crawl-delay of the reading's token
+// becomes the floor of the origin's interval on clock.
 //
 // The gate holds no budget slot while it waits for robots.txt: the fetch enters the door at the
 // top (identified, cookie-free, cached, budgeted like any request), marked internal so that the
 // gate lets it through instead of deciding robots.txt for robots.txt.
-func robotsGate(next http.RoundTripper, keeper *robots.Keeper, token string, fetch robots.Fetch, clock hostclock.Clock, sink events.Sink) http.RoundTripper {
+func robotsGate(next http.RoundTripper, keeper *robots.Keeper, reading robots.Reading, fetch robots.Fetch, clock hostclock.Clock, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		if isInternal(req.Context()) {
 			return next.RoundTrip(req)
@@ -36,10 +37,10 @@ func robotsGate(next http.RoundTripper, keeper *robots.Keeper, token string, fet
 			sink.Emit(ev)
 			return nil, fmt.Errorf("robots.txt for %s: %w", req.URL.Redacted(), err)
 		}
-		delay, _ := entry.CrawlDelay(token)
+		delay, _ := reading.CrawlDelay(entry)
 		robotsKey, _ := origin.RobotsKey(req.URL)
-		clock.SetFloor(budget, robotsKey+" "+token, delay)
-		if dec := entry.Decide(token, req.URL); !dec.Allowed {
+		clock.SetFloor(budget, robotsKey+" "+reading.Token, delay)
+		if dec, token := reading.Decide(entry, req.URL); !dec.Allowed {
 			derr := &robots.DisallowedError{URL: req.URL.Redacted(), Token: token, Decision: dec}
 			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "robots", derr.Error(), derr
 			sink.Emit(ev)

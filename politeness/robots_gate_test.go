@@ -57,7 +57,7 @@ func TestRobotsGate(t *testing.T) {
 			if tt.internal {
 				req = req.WithContext(markInternal(req.Context()))
 			}
-			_, err := robotsGate(next, keeper, "ExampleBot", fetch, clock, sink).RoundTrip(req)
+			_, err := robotsGate(next, keeper, robots.ForCrawler("ExampleBot"), fetch, clock, sink).RoundTrip(req)
 			if sent := next.last() != nil; sent != tt.wantSent {
 				t.Errorf("sent %v, want %v (err %v)", sent, tt.wantSent, err)
 			}

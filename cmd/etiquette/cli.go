@@ -40,14 +40,6 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-// errNotYet is the answer for a flag whose capability a later release brings.
-func errNotYet(flag string) error {
-	return usagef("%s: not supported yet", flag)
-}
-
-// notYet starts the help text of a flag that errNotYet refuses, or of a command not built yet.
-const notYet = "(not supported yet: exits 2) "
-
 // errHelpShown reports that a command printed its help, as asked; it maps to exit code 0.
 var errHelpShown = errors.New("help shown")
 

@@ -55,20 +55,6 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// TestHelpSaysWhatIsNotBuilt: a flag or command that exits 2 "not supported yet" says so in help.
-func TestHelpSaysWhatIsNotBuilt(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		flag string
-	}{{[]string{"fetch", "-h"}, "--strict-robots"}, {[]string{"fetch", "-h"}, "--max-wait"}} {
-		_, out, _ := runCLI(t, nil, c.args...)
-		i := strings.Index(out, "\n  "+c.flag)
-		if i < 0 || !strings.Contains(strings.SplitN(out[i+1:], "\n  --", 2)[0], "not supported yet") {
-			t.Errorf("%q: the help of %q does not say it is not supported yet:\n%s", c.args, c.flag, out)
-		}
-	}
-}
-
 // TestUsageErrorsOnStderr: a wrong command line exits 2 with one message prefixed once, and no
 // help on stdout.
 func TestUsageErrorsOnStderr(t *testing.T) {

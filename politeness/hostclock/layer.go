@@ -45,6 +45,45 @@ func WithTimeout(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, timeoutKey{}, d)
 }
 
+type startByKey struct{}
+
+// WithStartBy returns a copy of ctx that asks the layer to start the request by t at the latest:
+// its wait for the origin's turn is bounded by t, while the exchange with the server keeps its own
+// timeout (it does not inherit t as a deadline). When the clock already knows the earliest start
+// is later than t, the request fails at once with a *WaitTooLongError; when it waits in line
+// until t, with a *WaitTooLongError of reason ReasonConcurrency. A zero t removes the bound.
+// Redirect hops and retries of the request carry ctx, so the bound counts from the first.
+func WithStartBy(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, startByKey{}, t)
+}
+
+// StartBy returns the bound WithStartBy put on ctx, if any.
+func StartBy(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(startByKey{}).(time.Time)
+	return t, ok && !t.IsZero()
+}
+
+// acquire asks c for a slot for req, its wait bounded by req's context and by its StartBy. A
+// wait that StartBy cut short is a *WaitTooLongError.
+func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, error) {
+	ctx := req.Context()
+	by, bounded := StartBy(ctx)
+	if !bounded {
+		return t.clock.Acquire(ctx, key, k)
+	}
+	wctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	lease, err := t.clock.Acquire(wctx, key, k)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		var tl *WaitTooLongError
+		if !errors.As(err, &tl) {
+			now := t.o.Now()
+			err = &WaitTooLongError{Origin: key, Earliest: by, Reason: ReasonConcurrency, Deadline: by, Left: by.Sub(now)}
+		}
+	}
+	return lease, err
+}
+
 // Layer returns the host clock layer: every request waits in c for a start slot to its origin
 // (its budget key), then goes to next with its timeout starting there. The slot is handed back —
 // and the clock taught the outcome — when the response body is closed or read to EOF, or when the
@@ -92,7 +131,7 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	k := kind.Of(req)
 	ev := events.Event{URL: req.URL.String(), Origin: key, Kind: k, Method: req.Method}
-	lease, err := t.clock.Acquire(req.Context(), key, k)
+	lease, err := t.acquire(req, key, k)
 	if err != nil {
 		closeBody(req)
 		var gu *GiveUpError

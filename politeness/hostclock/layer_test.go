@@ -441,3 +441,60 @@ func TestLayerReportsTheLatencySlowdown(t *testing.T) {
 		t.Errorf("Waited events = %+v, want the start after the slow answer waiting for latency", waited)
 	}
 }
+
+// A request bounded with WithStartBy fails at once when its origin cannot start before the bound,
+// and when it waited in line until the bound; its exchange with the server is not cut by the bound.
+func TestLayerStartByBoundsOnlyTheWait(t *testing.T) {
+	arrived, answer := make(chan struct{}), make(chan struct{})
+	s := newSite(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Path == "/slow" {
+			close(arrived)
+			<-answer
+		}
+	})
+	c, err := NewLocal(Config{Logger: quiet(), Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := Layer(nil, c, LayerOptions{})
+	get := func(path string, by time.Time) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(WithStartBy(context.Background(), by), http.MethodGet, s.URL+path, nil)
+		return rt.RoundTrip(req)
+	}
+
+	// The exchange outlives the bound: the bound is for the wait alone.
+	slow := make(chan error, 1)
+	go func() {
+		resp, err := get("/slow", time.Now().Add(50*time.Millisecond))
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		slow <- err
+	}()
+	<-arrived
+	// Its one place is held: a request bounded 800 ms from now (after the rate's next start)
+	// waits in line, then fails.
+	if _, err := get("/b", time.Now().Add(800*time.Millisecond)); !isTooLong(err, ReasonConcurrency) {
+		t.Errorf("a request waiting in line past its bound got %v, want a WaitTooLongError (concurrency)", err)
+	}
+	close(answer)
+	if err := <-slow; err != nil {
+		t.Errorf("the slow exchange, started before its bound, failed: %v", err)
+	}
+
+	// A pause beyond the bound refuses at once, naming the reason and the wait.
+	c.Pause(s.key, time.Now().Add(time.Minute), ReasonRetryAfter)
+	var tl *WaitTooLongError
+	if _, err := get("/c", time.Now().Add(2*time.Second)); !errors.As(err, &tl) || tl.Reason != ReasonRetryAfter || tl.Wait < 50*time.Second {
+		t.Errorf("a request behind a 60 s pause bounded at 2 s got %v, want a WaitTooLongError (retry-after, about 60 s)", err)
+	}
+	if n := len(s.arrivals()); n != 1 {
+		t.Errorf("the server saw %d requests, want only the slow one", n)
+	}
+}
+
+func isTooLong(err error, reason string) bool {
+	var tl *WaitTooLongError
+	return errors.As(err, &tl) && tl.Reason == reason
+}

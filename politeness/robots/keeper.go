@@ -343,12 +343,7 @@ func (e *Entry) Decide(token string, u *url.URL) Decision {
 		return Decision{Reason: "robots.txt has not been fetched: treating the origin as disallowed (RFC 9309 §2.3.1.4)"}
 	}
 	if e.File != nil {
-		d := e.File.Decide(token, u)
-		if e.Stale {
-			d.Reason += "; from the copy fetched at " + clock(e.Good) + " because the refresh failed (" +
-				e.failure() + ") (RFC 9309 §2.4)"
-		}
-		return d
+		return e.noteStale(e.File.Decide(token, u))
 	}
 	switch e.Outcome {
 	case Unavailable:
@@ -359,6 +354,15 @@ func (e *Entry) Decide(token string, u *url.URL) Decision {
 			" (RFC 9309 §2.3.1.4)", Cause: e.cause()}
 	}
 	return Decision{Reason: "robots.txt has not been fetched: treating the origin as disallowed (RFC 9309 §2.3.1.4)"}
+}
+
+// noteStale adds to d's reason that it comes from the last good copy, when it does.
+func (e *Entry) noteStale(d Decision) Decision {
+	if e.Stale {
+		d.Reason += "; from the copy fetched at " + clock(e.Good) + " because the refresh failed (" +
+			e.failure() + ") (RFC 9309 §2.4)"
+	}
+	return d
 }
 
 // cause says why the last fetch failed: "answered 503", or the fetch's error.

@@ -34,12 +34,17 @@ func (f *File) Decide(token string, u *url.URL) Decision {
 	if d, ok := robotsTxtItself(u); ok {
 		return d
 	}
-	target := requestTarget(u)
 	groups, name := f.groupsFor(token)
 	if groups == nil {
 		return Decision{Allowed: true, Reason: "no group names this product token and there is no * group: nothing is restricted (RFC 9309 §2.2.1)"}
 	}
-	path := normalize(target)
+	return f.decideIn(groups, name, u)
+}
+
+// decideIn decides u by the rules of groups, the groups that apply to the product token and
+// are reported as name. u is not /robots.txt.
+func (f *File) decideIn(groups []int, name string, u *url.URL) Decision {
+	path := normalize(requestTarget(u))
 	var best *Rule
 	for _, gi := range groups {
 		r := f.Groups[gi].bestMatch(path)
@@ -134,22 +139,29 @@ func (f *File) Sitemaps(base *url.URL) []string {
 
 // groupsFor returns the indices of the groups that apply to token and the name to report.
 func (f *File) groupsFor(token string) ([]int, string) {
-	if f == nil {
-		return nil, ""
+	if gs, name := f.groupsNaming(token); gs != nil {
+		return gs, name
 	}
-	if token != "" && token != "*" && f.index != nil {
-		gs, ok := f.index[token]
-		if !ok {
-			gs, ok = lookupFold(f.index, token)
-		}
-		if ok {
-			return gs, groupName(f.Groups[gs[0]].Agents, token)
-		}
-	}
-	if len(f.star) > 0 {
+	if f != nil && len(f.star) > 0 {
 		return f.star, "*"
 	}
 	return nil, ""
+}
+
+// groupsNaming returns the indices of the groups whose user-agent lines name token (exactly,
+// ignoring case) and the name to report, or nil: the "*" group is not consulted.
+func (f *File) groupsNaming(token string) ([]int, string) {
+	if f == nil || token == "" || token == "*" || f.index == nil {
+		return nil, ""
+	}
+	gs, ok := f.index[token]
+	if !ok {
+		gs, ok = lookupFold(f.index, token)
+	}
+	if !ok {
+		return nil, ""
+	}
+	return gs, groupName(f.Groups[gs[0]].Agents, token)
 }
 
 // lookupFold looks token up lower-cased; for the usual short token it lower-cases into a stack

@@ -1,0 +1,80 @@
+package extensions
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/etiquette/politeness"
+)
+
+// ErrUserTriggeredFollow is the error of every request a [UserTriggered] collector would send
+// after its first page — a link a callback followed, a clone's Visit, a Discover — and of
+// Discover on such a collector. The request is not sent.
+var ErrUserTriggeredFollow = errors.New("etiquette: a user-triggered collector fetches the one page a person asked for and follows nothing from it")
+
+// ModeKey is the colly.Context key under which a [UserTriggered] collector marks every request
+// and response: r.Ctx.Get(ModeKey) == ModeUserTriggered.
+const (
+	ModeKey           = "etiquette.mode"
+	ModeUserTriggered = "user-triggered"
+)
+
+// UserTriggered is [Polite] for a collector that fetches one page because one person asked for it,
+// now: p's Mode is forced to politeness.UserTriggered, so the requests carry the user-triggered
+// token (e.g. ExampleBot-User), robots.txt is read for that token (see Policy.StrictRobots), the
+// wait for the origin's turn is bounded (Policy.MaxWait) and nothing is kept past the session (a
+// private in-memory cache, no cookies without a declared purpose, no file, no shared store).
+//
+// The collector lets its first Visit through — with its redirect hops, its robots.txt and the
+// door's retries — and refuses every later request with ErrUserTriggeredFollow: a link a
+// callback follows, a clone's Visit, a second Visit. It never reads sitemaps, llms.txt or feeds
+// ([Discover] refuses it). Every request and response carries r.Ctx.Get(ModeKey) ==
+// ModeUserTriggered, set by a callback UserTriggered registers on c (a clone made before the
+// call, or a clone's own first Visit, lacks it; the one-page rule does not rest on it).
+//
+// What such a collector fetches is for that person now: not for training, not for an index, not
+// for a later crawl. The errors are Polite's, and a Policy.CacheStore that would keep the page
+// (anything but a *cache.MemoryStore) is refused.
+func UserTriggered(c *colly.Collector, p politeness.Policy) error {
+	p.Mode = politeness.UserTriggered
+	if _, err := install(c, p, func(d *politeness.Door) http.RoundTripper { return &onePage{next: d} }); err != nil {
+		return err
+	}
+	c.OnRequest(func(r *colly.Request) { r.Ctx.Put(ModeKey, ModeUserTriggered) })
+	return nil
+}
+
+// userTriggered reports whether UserTriggered installed c's transport.
+func userTriggered(c *colly.Collector) bool {
+	g, ok := c.Context.(*guard)
+	if !ok {
+		return false
+	}
+	if st := g.state.Load(); st != nil {
+		_, one := st.transport.(*onePage)
+		return one
+	}
+	return false
+}
+
+// onePage lets one request through — the first that is not a redirect hop — with its hops, and
+// refuses every other. Go's http.Client marks a hop with the response that caused it
+// (Request.Response); a request a collector builds never carries one.
+type onePage struct {
+	next  http.RoundTripper
+	taken atomic.Bool
+}
+
+func (o *onePage) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Response != nil || o.taken.CompareAndSwap(false, true) {
+		return o.next.RoundTrip(req)
+	}
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, fmt.Errorf("%w: not requesting %s", ErrUserTriggeredFollow, req.URL.Redacted())
+}

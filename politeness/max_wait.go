@@ -1,0 +1,52 @@
+package politeness
+
+// This file decides how long a person's request may wait for its origin's turn.
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/politecrawl/etiquette/politeness/events"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
+)
+
+// boundWait gives every request of a user-triggered door a start bound, max after it entered
+// (hostclock.WithStartBy; a redirect hop or a retry keeps the bound of the request it belongs
+// to): the host clock refuses at once a request that could only start later — behind the budget,
+// a Crawl-delay or a Retry-After — with a *hostclock.WaitTooLongError, and a wait in line ends at
+// the bound. A request to an origin clock has paused beyond the bound is refused here already,
+// before robots.txt is looked up, and reported on sink as Refused (reason "deadline").
+//
+// The door's own robots.txt fetch does not carry the bound (see robotsFetch): the fetch is shared
+// with every door of the process, and a person's deadline must not leave a false "unreachable".
+func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock, sink events.Sink) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if isInternal(req.Context()) {
+			return next.RoundTrip(req)
+		}
+		now := time.Now()
+		by, bounded := hostclock.StartBy(req.Context())
+		if !bounded {
+			by = now.Add(max)
+			req = req.WithContext(hostclock.WithStartBy(req.Context(), by))
+		}
+		key, err := origin.BudgetKey(req.URL)
+		if err != nil {
+			return next.RoundTrip(req) // the layers below refuse it with their own error
+		}
+		// A given-up origin (err) is refused by the clock below, with its own error.
+		if until, reason, err := clock.PausedUntil(key); err == nil && until.After(by) {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			tl := &hostclock.WaitTooLongError{Origin: key, Earliest: until, Reason: reason, Deadline: by,
+				Wait: until.Sub(now), Left: by.Sub(now)}
+			sink.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: key, Kind: kind.Of(req),
+				Method: req.Method, Reason: "deadline", Detail: tl.Error(), Err: tl, Until: until})
+			return nil, tl
+		}
+		return next.RoundTrip(req)
+	})
+}
