@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,4 +76,32 @@ func TestRefusesABadIdentity(t *testing.T) {
 			g.Expect(site.Requests()).To(BeEmpty(), "a crawler with a bad identity sent something")
 		})
 	}
+}
+
+// TestProgramExitsWithABadIdentity builds the program and starts it with an FAU User-Agent without
+// a contact: it exits 2 before sending anything, saying what to fix.
+func TestProgramExitsWithABadIdentity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the example")
+	}
+	bin := filepath.Join(t.TempDir(), "fau-profile")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	uni := site.NewOrigin().Robots("User-agent: *\nAllow: /\n")
+	uni.Page("/", "Uni")
+
+	cmd := exec.Command(bin, "-ua", "FAU-RRZE-Legalcheck/1.0 (+https://www.rrze.fau.de/bots/legalcheck/)", uni.URL+"/")
+	cmd.Env = append(cmd.Environ(), "XDG_CACHE_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+
+	g := NewWithT(t)
+	var exit *exec.ExitError
+	g.Expect(errors.As(err, &exit)).To(BeTrue(), "the program ran: %v\n%s", err, out)
+	g.Expect(exit.ExitCode()).To(Equal(2), "%s", out)
+	g.Expect(string(out)).To(ContainSubstring("Contact: no contact e-mail address"))
+	g.Expect(string(out)).To(ContainSubstring("fix: "))
+	g.Expect(site.Requests()).To(BeEmpty(), "the program sent something")
 }
