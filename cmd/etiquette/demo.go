@@ -53,6 +53,17 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 		return exitNo, err
 	}
 	defer site.Close()
+	passes := 1
+	if *twice {
+		passes = 2
+	}
+	return demoOn(ctx, e, site, passes, *reportDir)
+}
+
+// demoOn crawls site passes times through one cache and host clock, printing each pass's report
+// on e.stdout and, with reportDir, writing it there (DIR/passN when passes > 1). The demo's
+// specs run it on a site whose recording they read.
+func demoOn(ctx context.Context, e env, site *demosite.Site, passes int, reportDir string) (int, error) {
 	fmt.Fprintf(e.stderr, "etiquette: %s\n", demosite.IdentityNote)
 	fmt.Fprintf(e.stderr, "etiquette: the demo site: blog %s, shop %s, docs %s, archive %s\n", site.Blog.URL, site.Shop.URL, site.Docs.URL, site.Archive.URL)
 
@@ -68,14 +79,10 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	// is the same process asking the same origins again.
 	policy.CacheStore = cache.NewMemoryStore(0)
 
-	passes := 1
-	if *twice {
-		passes = 2
-	}
 	quiet := env{stdout: io.Discard, stderr: e.stderr, getenv: e.getenv}
 	for pass := 1; pass <= passes; pass++ {
-		o.reportDir = *reportDir
-		if o.reportDir != "" && *twice {
+		o.reportDir = reportDir
+		if o.reportDir != "" && passes > 1 {
 			o.reportDir = filepath.Join(o.reportDir, fmt.Sprintf("pass%d", pass))
 		}
 		code, r, err := crawl(ctx, quiet, o, policy, site.StartURLs)

@@ -1,0 +1,104 @@
+// Command distributed is one process of a crawl that several processes — on one machine or many —
+// share through one Redis server. Together they crawl as one crawler: one budget per host (3
+// starts per second, 2 in flight, counted across all of them), one robots.txt fetch per host, one
+// queue of URLs in which each URL is fetched once, and one cache.
+//
+//	go run ./examples/distributed -redis redis://127.0.0.1:6379/0 https://example.org/ &
+//	go run ./examples/distributed -redis redis://127.0.0.1:6379/0 https://example.org/
+//
+// Start as many as you like, with the same -redis and -crawl; each prints the pages it fetched,
+// and each exits when the crawl as a whole has nothing left. A process that dies hands the URLs
+// it held to the others after its lease (30 s).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/robots"
+	"github.com/politecrawl/etiquette/redisstore"
+)
+
+// config is what one process is started with. Every process of a crawl gets the same.
+type config struct {
+	Redis string   // redis://host:port/db
+	Crawl string   // the crawl's name: processes with the same one share its queue
+	Start []string // start URLs; every process may give them, each is queued once
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.Redis, "redis", "redis://127.0.0.1:6379/0", "the Redis server the processes share")
+	flag.StringVar(&cfg.Crawl, "crawl", "distributed-example", "the crawl's name")
+	flag.Parse()
+	if cfg.Start = flag.Args(); len(cfg.Start) == 0 {
+		log.Fatal("usage: distributed [-redis URL] [-crawl NAME] URL…")
+	}
+	if err := run(context.Background(), cfg, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run crawls with the other processes of cfg.Crawl until the crawl as a whole is done, writing one
+// "URL\tstatus" line to out per page this process fetched.
+//
+// Stop one process by killing it (Ctrl-C does): the URLs it held go back to the others when its
+// leases expire. Ending ctx early is not a way to stop one process alone: crawler.Run then takes
+// every URL still queued to report it as not fetched, and in a shared queue those are every
+// process's URLs.
+func run(ctx context.Context, cfg config, out io.Writer) error {
+	opts, err := redis.ParseURL(cfg.Redis)
+	if err != nil {
+		return err
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	shared, err := redisstore.New(client, redisstore.Options{Crawl: cfg.Crawl})
+	if err != nil {
+		return err
+	}
+	defer shared.Close()
+
+	// The door as usual, with its budget, robots.txt and cache in Redis. Bodies too large for
+	// Redis (over 1 MiB) are cached in this process's memory.
+	door, err := politeness.NewDoor(politeness.Policy{
+		Identity: identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
+			InfoURL: "https://example.org/bot", Contact: "bot@example.org"},
+		Clock:      shared.Clock(),
+		Robots:     robots.NewKeeper(robots.Options{Store: shared.Robots()}),
+		CacheStore: shared.Cache(cache.NewMemoryStore(0)),
+	})
+	if err != nil {
+		return err
+	}
+	// The queue in Redis: a URL any process queued is handed to one of them, once.
+	f, err := frontier.New(frontier.Options{Storage: shared.Queue(), Pacer: shared.Clock()})
+	if err != nil {
+		return err
+	}
+	_, err = crawler.Run(ctx, crawler.Config{
+		Client:   door.Client(),
+		Start:    cfg.Start,
+		Frontier: f,
+		Workers:  4,
+		Report: func(r crawler.Result) {
+			if r.Err != nil {
+				log.Printf("%s: %v", r.URL, r.Err)
+			} else {
+				fmt.Fprintf(out, "%s\t%d\n", r.URL, r.Status)
+			}
+		},
+	})
+	return err
+}
