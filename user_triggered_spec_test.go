@@ -42,6 +42,7 @@ type cliRun struct {
 // home's subdirectories, so that the spec can see every file it leaves behind.
 func runEtiquette(bin, home string, args ...string) cliRun {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = home // a file written relative to the working directory lands where the spec looks
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
 		"TMPDIR="+filepath.Join(home, "tmp"))
 	var stdout, stderr strings.Builder

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
+	"sync"
 
 	"github.com/gocolly/colly/v2"
 
@@ -61,20 +61,44 @@ func userTriggered(c *colly.Collector) bool {
 	return false
 }
 
-// onePage lets one request through — the first that is not a redirect hop — with its hops, and
-// refuses every other. Go's http.Client marks a hop with the response that caused it
-// (Request.Response); a request a collector builds never carries one.
+// onePage lets one page through — the first request that is not a redirect hop, with its hops —
+// and refuses every other. Go's http.Client marks a hop with the response that caused it
+// (Request.Response); a request a collector builds never carries one. Two requests of Colly's
+// own pass too, because they are part of fetching that one page: a GET of /robots.txt before the
+// page's GET (Colly's robots.txt check, should a caller turn it back on; the door decides
+// robots.txt anyway), and, when the first request is a HEAD (Colly's CheckHead), one GET of the
+// same URL.
 type onePage struct {
-	next  http.RoundTripper
-	taken atomic.Bool
+	next http.RoundTripper
+
+	mu    sync.Mutex
+	first string // the URL of the first request; "" before it
+	head  bool   // the first request was a HEAD, and its GET has not come yet
 }
 
 func (o *onePage) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Response != nil || o.taken.CompareAndSwap(false, true) {
+	if req.Response != nil || o.admit(req) {
 		return o.next.RoundTrip(req)
 	}
 	if req.Body != nil {
 		req.Body.Close()
 	}
 	return nil, fmt.Errorf("%w: not requesting %s", ErrUserTriggeredFollow, req.URL.Redacted())
+}
+
+// admit reports whether req, which is not a redirect hop, belongs to the one page.
+func (o *onePage) admit(req *http.Request) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case (o.first == "" || o.head) && req.Method == http.MethodGet && req.URL.Path == "/robots.txt" && req.URL.RawQuery == "":
+		return true
+	case o.first == "":
+		o.first, o.head = req.URL.String(), req.Method == http.MethodHead
+		return true
+	case o.head && req.Method == http.MethodGet && req.URL.String() == o.first:
+		o.head = false
+		return true
+	}
+	return false
 }

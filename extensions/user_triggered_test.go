@@ -68,3 +68,34 @@ func TestUserTriggeredFollowsHopsAndNothingElse(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// Colly's CheckHead sends a HEAD before the page's GET, and its own robots.txt check (when a
+// caller turns it back on) a GET of /robots.txt: both belong to fetching the one page.
+func TestUserTriggeredLetsCollysOwnRequestsForThePageThrough(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "<p>ok</p>")
+	}))
+	defer srv.Close()
+	c := colly.NewCollector()
+	if err := extensions.UserTriggered(c, fastPolicy(t, srv, nil)); err != nil {
+		t.Fatal(err)
+	}
+	c.CheckHead = true
+	c.IgnoreRobotsTxt = false
+	if err := c.Visit(srv.URL + "/page"); err != nil {
+		t.Fatalf("Visit with CheckHead and Colly's robots.txt check: %v", err)
+	}
+	if err := c.Visit(srv.URL + "/robots.txt"); !errors.Is(err, extensions.ErrUserTriggeredFollow) {
+		t.Errorf("a later Visit of /robots.txt: %v, want ErrUserTriggeredFollow", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(seen, "HEAD /page") || !slices.Contains(seen, "GET /page") {
+		t.Errorf("the site saw %q; want the HEAD and the GET of /page", seen)
+	}
+}

@@ -13,11 +13,14 @@ import (
 )
 
 // boundWait gives every request of a user-triggered door a start bound, max after it entered
-// (hostclock.WithStartBy; a redirect hop or a retry keeps the bound of the request it belongs
-// to): the host clock refuses at once a request that could only start later — behind the budget,
-// a Crawl-delay or a Retry-After — with a *hostclock.WaitTooLongError, and a wait in line ends at
-// the bound. A request to an origin clock has paused beyond the bound is refused here already,
-// before robots.txt is looked up, and reported on sink as Refused (reason "deadline").
+// (hostclock.WithStartBy). A redirect hop keeps the bound of the request it belongs to — Go's
+// http.Client builds a hop from the caller's context, so the bound is taken from the request that
+// got the redirect — and so does a retry. Below, the host clock refuses at once a request that
+// could only start later — behind the budget, a Crawl-delay or a Retry-After — with a
+// *hostclock.WaitTooLongError, a wait in line ends at the bound, and the robots gate waits for
+// robots.txt only until the bound. A request to an origin clock has paused beyond the bound is
+// refused here already, before robots.txt is looked up, and reported on sink as Refused (reason
+// "deadline").
 //
 // The door's own robots.txt fetch does not carry the bound (see robotsFetch): the fetch is shared
 // with every door of the process, and a person's deadline must not leave a false "unreachable".
@@ -27,9 +30,14 @@ func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock,
 			return next.RoundTrip(req)
 		}
 		now := time.Now()
-		by, bounded := hostclock.StartBy(req.Context())
-		if !bounded {
+		by, marked := hostclock.StartBy(req.Context())
+		if !marked {
 			by = now.Add(max)
+			if req.Response != nil && req.Response.Request != nil { // a redirect hop
+				if first, ok := hostclock.StartBy(req.Response.Request.Context()); ok {
+					by = first
+				}
+			}
 			req = req.WithContext(hostclock.WithStartBy(req.Context(), by))
 		}
 		key, err := origin.BudgetKey(req.URL)

@@ -62,8 +62,10 @@ type Policy struct {
 	// MaxWait applies to a UserTriggered door: the longest a person's request waits for its
 	// origin's turn — the budget, a Crawl-delay, a Retry-After — counted from when it entered
 	// the door. When the clock already knows the earliest start is later, the request fails at
-	// once with a *hostclock.WaitTooLongError naming the reason; nothing is sent early. 0 means
-	// DefaultMaxWait.
+	// once with a *hostclock.WaitTooLongError naming the reason; nothing is sent early. The
+	// robots.txt request counts as a start: behind a Crawl-delay of 10 s or more (the clock adds a
+	// small margin) a page whose robots.txt was just read cannot start within the default. 0
+	// means DefaultMaxWait.
 	MaxWait time.Duration
 
 	// Rate is the number of request starts per second per budget key (host[:port]); 0 means 3.
@@ -103,7 +105,9 @@ type Policy struct {
 	Cookies *cookies.Purpose
 
 	// Clock decides when requests start. nil means the process-wide clock, so that every door,
-	// collector and clone in the process shares one budget per origin.
+	// collector and clone in the process shares one budget per origin. A UserTriggered door may
+	// share a crawl's clock and keeper, Redis-backed ones included: they hold the site's budget
+	// and robots.txt, not the person's content.
 	Clock hostclock.Clock
 	// Robots keeps robots.txt per origin. nil means the process-wide keeper.
 	Robots *robots.Keeper

@@ -3,8 +3,10 @@ package politeness
 // This file decides whether a request's URL may be fetched at all: robots.txt (RFC 9309).
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -31,7 +33,7 @@ func robotsGate(next http.RoundTripper, keeper *robots.Keeper, reading robots.Re
 		}
 		budget, _ := origin.BudgetKey(req.URL)
 		ev := events.Event{URL: req.URL.String(), Origin: budget, Kind: kind.FromContext(req.Context()), Method: req.Method}
-		entry, err := keeper.Lookup(req.Context(), req.URL, fetch)
+		entry, err := lookupWithin(req.Context(), keeper, req.URL, fetch)
 		if err != nil {
 			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "error", err.Error(), err
 			sink.Emit(ev)
@@ -50,4 +52,16 @@ func robotsGate(next http.RoundTripper, keeper *robots.Keeper, reading robots.Re
 		sink.Emit(ev)
 		return next.RoundTrip(req)
 	})
+}
+
+// lookupWithin is keeper.Lookup, waiting for robots.txt no longer than the request's start bound
+// (hostclock.WithStartBy), if it has one: the shared fetch goes on for the others, and this
+// request fails with an error for which errors.Is(err, context.DeadlineExceeded) holds.
+func lookupWithin(ctx context.Context, keeper *robots.Keeper, u *url.URL, fetch robots.Fetch) (*robots.Entry, error) {
+	if by, ok := hostclock.StartBy(ctx); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, by)
+		defer cancel()
+	}
+	return keeper.Lookup(ctx, u, fetch)
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness"
@@ -50,13 +51,16 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	var idf identityFlags
 	idf.register(fs)
 	strict := fs.Bool("strict-robots", false, "also obey RFC 9309's group for the user-triggered token (else *) and the crawl token's group (else *)")
-	maxWait := fs.Duration("max-wait", politeness.DefaultMaxWait, "`DURATION`: wait for the origin's turn at most this long, else fail at once")
+	maxWait := fs.Duration("max-wait", politeness.DefaultMaxWait, "`DURATION`: wait for the origin's turn at most this long, else fail at once (0: the default)")
 	pos, err := parseFlags(fs, fetchDoc, args, e)
 	if err != nil {
 		return exitUsage, err
 	}
-	if *maxWait <= 0 {
+	switch {
+	case *maxWait < 0:
 		return exitUsage, usagef("--max-wait %s: want a positive duration, such as 10s", *maxWait)
+	case *maxWait == 0:
+		*maxWait = politeness.DefaultMaxWait
 	}
 	if len(pos) != 1 {
 		return exitUsage, fetchDoc.argErrorf("want one URL, got %d arguments", len(pos))
@@ -83,12 +87,19 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	resp, err := door.Client().Do(req)
 	if err != nil {
 		if dis, ok := blockedByRule(err); ok {
-			fmt.Fprintf(e.stderr, "etiquette fetch: robots.txt blocks %s for %s (line %d: %s)\n", dis.Token, u, dis.Decision.Line, dis.Decision.Rule)
+			group := ""
+			if g := dis.Decision.Group; g != "" && !strings.EqualFold(g, dis.Token) {
+				group = "the " + g + " group, "
+			}
+			fmt.Fprintf(e.stderr, "etiquette fetch: robots.txt blocks %s for %s (%sline %d: %s)\n", dis.Token, u, group, dis.Decision.Line, dis.Decision.Rule)
 			return exitRobots, nil
 		}
 		var tl *hostclock.WaitTooLongError
 		if errors.As(err, &tl) {
 			return exitNo, fmt.Errorf("%s; not waiting longer than %s", askedToWait(tl), roughly(*maxWait))
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && time.Since(start) >= *maxWait {
+			return exitNo, fmt.Errorf("waited %s (--max-wait) for the site's turn: %w", roughly(*maxWait), withoutRequest(err))
 		}
 		// Anything else — robots.txt unreachable among them — is a failure to fetch (exit 1),
 		// told in the library's words.
@@ -119,8 +130,6 @@ func askedToWait(tl *hostclock.WaitTooLongError) string {
 		return "robots.txt asks for a gap between requests: the next may start in " + wait + " (Crawl-delay)"
 	case hostclock.ReasonLatency:
 		return "the site answers slowly, so requests to it are spaced: the next may start in " + wait
-	case hostclock.ReasonConcurrency:
-		return "other requests to the site held every place until the wait ran out"
 	case hostclock.ReasonRate:
 		return "the site's budget of requests per second is spent: the next may start in " + wait
 	}

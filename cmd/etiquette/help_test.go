@@ -58,7 +58,7 @@ func TestHelp(t *testing.T) {
 // TestUsageErrorsOnStderr: a wrong command line exits 2 with one message prefixed once, and no
 // help on stdout.
 func TestUsageErrorsOnStderr(t *testing.T) {
-	for _, args := range [][]string{{"demo", "extra"}, {"demo", "--nosuch"}, {"nosuch"}, {"ua"}, {"ua", "nosuch"}, {"keys"}, {"keys", "nosuch"}, {"keys", "generate"}, {"info-page"}, {"robots", "--nosuch"}, {"robots", "x"}, {"help", "nosuch"}, {}} {
+	for _, args := range [][]string{{"fetch", "--max-wait", "-1s", "http://127.0.0.1:1/"}, {"demo", "extra"}, {"demo", "--nosuch"}, {"nosuch"}, {"ua"}, {"ua", "nosuch"}, {"keys"}, {"keys", "nosuch"}, {"keys", "generate"}, {"info-page"}, {"robots", "--nosuch"}, {"robots", "x"}, {"help", "nosuch"}, {}} {
 		code, out, errOut := runCLI(t, nil, args...)
 		if code != exitUsage || out != "" || errOut == "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a message on stderr only", args, code, out, errOut)

@@ -50,9 +50,11 @@ type startByKey struct{}
 // WithStartBy returns a copy of ctx that asks the layer to start the request by t at the latest:
 // its wait for the origin's turn is bounded by t, while the exchange with the server keeps its own
 // timeout (it does not inherit t as a deadline). When the clock already knows the earliest start
-// is later than t, the request fails at once with a *WaitTooLongError; when it waits in line
-// until t, with a *WaitTooLongError of reason ReasonConcurrency. A zero t removes the bound.
-// Redirect hops and retries of the request carry ctx, so the bound counts from the first.
+// is later than t, the request fails at once with a *WaitTooLongError; when it waited (in line
+// behind the origin's requests in flight) until t, with the clock's error for a wait cut short,
+// for which errors.Is(err, context.DeadlineExceeded) holds. A zero t removes the bound. Retries
+// of the request carry ctx; Go's http.Client builds a redirect hop from the caller's context, so
+// a caller that bounds a whole chain passes the bound on (the door's wait bound does).
 func WithStartBy(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, startByKey{}, t)
 }
@@ -63,8 +65,7 @@ func StartBy(ctx context.Context) (time.Time, bool) {
 	return t, ok && !t.IsZero()
 }
 
-// acquire asks c for a slot for req, its wait bounded by req's context and by its StartBy. A
-// wait that StartBy cut short is a *WaitTooLongError.
+// acquire asks c for a slot for req, its wait bounded by req's context and by its StartBy.
 func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, error) {
 	ctx := req.Context()
 	by, bounded := StartBy(ctx)
@@ -73,15 +74,7 @@ func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, erro
 	}
 	wctx, cancel := context.WithDeadline(ctx, by)
 	defer cancel()
-	lease, err := t.clock.Acquire(wctx, key, k)
-	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		var tl *WaitTooLongError
-		if !errors.As(err, &tl) {
-			now := t.o.Now()
-			err = &WaitTooLongError{Origin: key, Earliest: by, Reason: ReasonConcurrency, Deadline: by, Left: by.Sub(now)}
-		}
-	}
-	return lease, err
+	return t.clock.Acquire(wctx, key, k)
 }
 
 // Layer returns the host clock layer: every request waits in c for a start slot to its origin

@@ -1,0 +1,63 @@
+package politeness
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+)
+
+// A person's request waits for its origin up to Policy.MaxWait, counted from when it entered the
+// door, across its redirect hops: a hop that could start only after the bound is refused at
+// once, and so is a request to an origin paused beyond it — before robots.txt is asked for.
+func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 1\n")
+		case "/moved":
+			http.Redirect(w, r, "/target", http.StatusFound)
+		default:
+			fmt.Fprint(w, "ok")
+		}
+	}))
+	defer srv.Close()
+	var clock hostclock.Clock
+	d := testDoor(t, srv, func(p *Policy) {
+		p.Mode, p.MaxWait = UserTriggered, 1500*time.Millisecond
+		clock = p.Clock
+	})
+
+	// robots.txt starts at once, /moved a Crawl-delay (1 s and a margin) later, inside the
+	// bound; /target another second later, after the bound of 1.5 s from the start.
+	_, err := d.Client().Get(srv.URL + "/moved")
+	var tl *hostclock.WaitTooLongError
+	if !errors.As(err, &tl) || tl.Reason != hostclock.ReasonCrawlDelay {
+		t.Fatalf("the hop got %v; want a WaitTooLongError (crawl-delay): the bound counts from the first request", err)
+	}
+	mu.Lock()
+	if len(paths) != 2 || paths[1] != "/moved" {
+		t.Errorf("the site saw %q, want robots.txt and /moved only", paths)
+	}
+	mu.Unlock()
+
+	// A pause beyond the bound refuses a new request before it reaches anything.
+	clock.Pause(srv.Listener.Addr().String(), time.Now().Add(time.Minute), hostclock.ReasonRetryAfter)
+	before := d.Stats()
+	if _, err := d.Client().Get(srv.URL + "/other"); !errors.As(err, &tl) || tl.Reason != hostclock.ReasonRetryAfter || tl.Wait < 50*time.Second {
+		t.Errorf("a request to an origin paused for a minute got %v; want a WaitTooLongError (retry-after, about 60 s)", err)
+	}
+	if after := d.Stats(); after.Refused["deadline"] != before.Refused["deadline"]+1 {
+		t.Errorf("the refusal was not counted: %v refused before, %v after", before.Refused, after.Refused)
+	}
+}
