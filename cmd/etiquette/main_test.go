@@ -135,6 +135,31 @@ func TestRobotsCommand(t *testing.T) {
 	}
 }
 
+// robots --user-triggered decides as fetch does: * does not block a person's fetch, a group
+// naming the user-triggered token does; --strict-robots adds * and the crawl token's group.
+func TestRobotsUserTriggered(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(file, []byte("User-agent: *\nDisallow: /\n\nUser-agent: ExampleBot-User\nDisallow: /members\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--user-triggered", file, "ExampleBot-User", "https://example.org/article"}, exitOK},
+		{[]string{"--user-triggered", file, "ExampleBot-User", "https://example.org/members/x"}, exitNo},
+		{[]string{"--user-triggered", "--strict-robots", "--crawl-token", "ExampleBot", file, "ExampleBot-User", "https://example.org/article"}, exitNo},
+		{[]string{file, "ExampleBot", "https://example.org/article"}, exitNo},
+		{[]string{"--strict-robots", file, "ExampleBot-User", "https://example.org/article"}, exitUsage},
+		{[]string{"--user-triggered", "--compare-colly", file, "ExampleBot-User", "https://example.org/article"}, exitUsage},
+	}
+	for _, c := range cases {
+		if code, out, errOut := runCLI(t, nil, append([]string{"robots"}, c.args...)...); code != c.code {
+			t.Errorf("robots %q: exit %d (%q %q), want %d", c.args, code, out, errOut, c.code)
+		}
+	}
+}
+
 var identityArgs = []string{"--token", "ExampleBot", "--bot-version", "1.0", "--info-url", "https://example.org/bot", "--contact", "bot@example.org"}
 
 func TestCrawlPrintsALinePerURL(t *testing.T) {

@@ -21,9 +21,12 @@ const robotsFileLimit = 1 << 20
 
 var robotsDoc = commandDoc{
 	name:  "robots",
-	usage: "[--compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL",
+	usage: "[--user-triggered [--strict-robots --crawl-token T] | --compare-colly [--colly-ua UA]] ROBOTS_FILE PRODUCT_TOKEN URL",
 	about: `Decides URL against a robots.txt file for the crawler PRODUCT_TOKEN names, as RFC 9309 does, and
 prints "allowed" or "disallowed", then the deciding rule ("line N: RULE", or "no matching rule").
+With --user-triggered it decides as 'etiquette fetch' does for a page a person asked for, with
+PRODUCT_TOKEN the user-triggered token (ExampleBot-User): only a group naming that token decides;
+with --strict-robots also RFC 9309's group for it (else *) and the group of --crawl-token (else *).
 With --compare-colly it then prints what Colly's built-in check (temoto/robotstxt v1.1.2) decides,
 and a line starting with DIFFERENT where the two disagree.`,
 	args: `  ROBOTS_FILE    a robots.txt file (the first 512 KiB count, as RFC 9309 §2.5 allows)
@@ -47,9 +50,25 @@ func runRobots(_ context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet(robotsDoc)
 	compare := fs.Bool("compare-colly", false, "also print what Colly's built-in robots.txt check (temoto/robotstxt v1.1.2) decides")
 	collyUA := fs.String("colly-ua", "", "`UA`: with --compare-colly, the whole User-Agent the Colly scraper sent (default: PRODUCT_TOKEN)")
+	userTriggered := fs.Bool("user-triggered", false, "decide for a fetch a person asked for: PRODUCT_TOKEN is the user-triggered token")
+	strict := fs.Bool("strict-robots", false, "with --user-triggered: also obey RFC 9309's group for PRODUCT_TOKEN (else *) and the group of --crawl-token (else *)")
+	crawlToken := fs.String("crawl-token", "", "`T`: with --strict-robots, the crawl token whose group (else *) must allow the URL too")
 	pos, err := parseFlags(fs, robotsDoc, args, e)
 	if err != nil {
 		return exitUsage, err
+	}
+	switch {
+	case *strict && (!*userTriggered || *crawlToken == ""):
+		return exitUsage, usagef("--strict-robots needs --user-triggered and --crawl-token T")
+	case *crawlToken != "" && !*strict:
+		return exitUsage, usagef("--crawl-token only counts with --user-triggered --strict-robots")
+	case *userTriggered && *compare:
+		return exitUsage, usagef("--compare-colly compares the crawler's reading; leave out --user-triggered")
+	}
+	if *crawlToken != "" {
+		if err := identity.ValidateToken(*crawlToken); err != nil {
+			return exitUsage, usagef("--crawl-token: %v", tokenError(*crawlToken, err))
+		}
 	}
 	if len(pos) != 3 {
 		return exitUsage, robotsDoc.argErrorf("want 3 arguments, ROBOTS_FILE PRODUCT_TOKEN URL, got %d", len(pos))
@@ -66,7 +85,11 @@ func runRobots(_ context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	dec := robots.Parse(body).Decide(token, u)
+	reading := robots.ForCrawler(token)
+	if *userTriggered {
+		reading = robots.ForUserTriggered(token, *crawlToken, *strict)
+	}
+	dec, _ := reading.Decide(&robots.Entry{Outcome: robots.Parsed, File: robots.Parse(body)}, u)
 	verdict := "disallowed"
 	if dec.Allowed {
 		verdict = "allowed"
