@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/politecrawl/etiquette/etiquettetest"
 
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -43,6 +46,16 @@ func isolatedPolicy(authorized ...string) politeness.Policy {
 	}
 	return p
 }
+
+// newTestSite is an etiquettetest site closed when the spec ends.
+func newTestSite() *etiquettetest.Site {
+	s := etiquettetest.NewSite()
+	DeferCleanup(s.Close)
+	return s
+}
+
+// allowAll is a robots.txt that allows everything.
+const allowAll = "User-agent: *\nAllow: /\n"
 
 // hit is one request as the site's server saw it.
 type hit struct {
