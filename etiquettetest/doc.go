@@ -25,7 +25,7 @@
 // A [Rule] is an operator's expectation judged over a recording: [IdentifyEveryRequestAs],
 // [FetchRobotsTxtFirst], [NeverRequest], [StartAtMostPerSecond], [KeepAtMostInFlight],
 // [WaitAfterRetryAfter], [SendNoCookies], [SendOnlyCookies], [RevalidateWith304],
-// [ProbeNoWellKnown]. [Verify] checks rules in a plain test; package matchers offers each rule as
+// [ProbeNoWellKnown]. [Site.Check] and [Verify] check rules in a plain test; package matchers offers each rule as
 // a Gomega matcher. A broken rule's [ViolationError] lists the offending requests as an operator
 // would quote them from a log. No rule passes on an empty recording.
 package etiquettetest
