@@ -2,16 +2,17 @@ package etiquette_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -20,8 +21,7 @@ import (
 
 var _ = Describe("several doors in one process built with the default policy", func() {
 	It("share one budget per origin, and a door asking for a lower rate gets it on top", func() {
-		s := newSite(hcAllowAll)
-		DeferCleanup(s.Close)
+		s := hcAllowAll(newTestSite())
 		// No Policy.Clock: these doors use the process-wide budget, as an application with two
 		// independent scrapers would.
 		base := politeness.Policy{Identity: exampleBot(), NoCache: true, Logger: slog.New(slog.DiscardHandler)}
@@ -44,30 +44,29 @@ var _ = Describe("several doors in one process built with the default policy", f
 		wg.Wait()
 		l := hcLoadOf(s, errs.errs)
 		Expect(l.errs).To(BeEmpty())
-		Expect(hcWindowMax(l.arrivals)).To(BeNumerically("<=", 3), "the origin's busiest second, all doors together")
+		Expect(l.reqs).To(matchers.StartAtMostPerSecond(3), "the origin's busiest second, all doors together")
 		Expect(hcRate(l.arrivals)).To(BeNumerically(">=", 2.4), "the budget is used, not split three ways")
 		for _, name := range []string{"first", "second", "slow", "authorised"} {
 			Expect(l.byClient).To(HaveKeyWithValue(name, BeNumerically(">", 0)), "requests from the %s door", name)
 		}
-		var slowArrivals []time.Time
-		for _, h := range s.Hits() {
-			if len(h.Path) > 6 && h.Path[:6] == "/slow/" {
-				slowArrivals = append(slowArrivals, h.At)
+		var slowDoor []etiquettetest.Request
+		for _, r := range l.reqs {
+			if strings.HasPrefix(r.Target, "/slow/") {
+				slowDoor = append(slowDoor, r)
 			}
 		}
-		Expect(hcWindowMax(slowArrivals)).To(BeNumerically("<=", 1), "the slow door's own rate of 1 per second")
+		Expect(slowDoor).To(matchers.StartAtMostPerSecond(1), "the slow door's own rate of 1 per second")
 	})
 })
 
 var _ = Describe("an origin that is paused when its robots.txt is first needed", func() {
 	It("waits out the pause for robots.txt instead of treating it as unreachable", func() {
-		s := newSite(hcAllowAll)
-		DeferCleanup(s.Close)
+		s := hcAllowAll(newTestSite())
 		p := isolatedPolicy()
 		// The keeper gives its fetch 1 s; the origin is paused for 2 s. Only the time the request
 		// takes once its turn has come may count against robots.txt.
 		p.Robots = robots.NewKeeper(robots.Options{FetchTimeout: time.Second})
-		p.Clock.(*hostclock.Local).Pause(s.budgetKey(), time.Now().Add(2*time.Second), "test")
+		p.Clock.(*hostclock.Local).Pause(s.Addr(), time.Now().Add(2*time.Second), "test")
 		door, err := politeness.NewDoor(p)
 		Expect(err).NotTo(HaveOccurred())
 		started := time.Now()
@@ -75,18 +74,14 @@ var _ = Describe("an origin that is paused when its robots.txt is first needed",
 		Expect(err).NotTo(HaveOccurred())
 		resp.Body.Close()
 		Expect(resp.StatusCode).To(Equal(200))
-		Expect(s.Paths()).To(HaveExactElements("/robots.txt", "/page"))
-		Expect(s.Hits()[0].At.Sub(started)).To(BeNumerically(">=", 1900*time.Millisecond), "nothing before the pause ended")
+		Expect(etiquettetest.Paths(s.Requests())).To(HaveExactElements("/robots.txt", "/page"))
+		Expect(s.Requests()[0].At.Sub(started)).To(BeNumerically(">=", 1900*time.Millisecond), "nothing before the pause ended")
 	})
 })
 
 var _ = Describe("re-reading a page that is still fresh in the cache", func() {
 	It("costs the site nothing and does not wait for the origin's turn", func() {
-		s := newSite(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Cache-Control", "max-age=3600")
-			fmt.Fprint(w, "<html>fresh for an hour</html>")
-		})
-		DeferCleanup(s.Close)
+		s := newTestSite().NewOrigin().Otherwise(etiquettetest.HTMLPage("fresh for an hour").Header("Cache-Control", "max-age=3600"))
 		p := isolatedPolicy() // 3 starts per second: ten budgeted requests would take over 3 s
 		p.NoCache = false
 		p.CacheStore = cache.NewMemoryStore(0)
@@ -105,7 +100,7 @@ var _ = Describe("re-reading a page that is still fresh in the cache", func() {
 			read()
 		}
 		Expect(time.Since(started)).To(BeNumerically("<", 1500*time.Millisecond), "no read waited for a start slot")
-		Expect(s.Paths()).To(HaveExactElements("/robots.txt", "/page"))
+		Expect(etiquettetest.Paths(s.Requests())).To(HaveExactElements("/robots.txt", "/page"))
 		Expect(door.Stats().Cache).To(HaveKeyWithValue("fresh", 10))
 	})
 })

@@ -17,6 +17,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -27,14 +29,11 @@ import (
 )
 
 // cachedSite is a small site whose pages carry validators: some an ETag, some Last-Modified,
-// some both, answered with 304 when a conditional request matches. It counts the body bytes it
-// sends, and can be switched to answer 503.
+// some both, answered with 304 when a conditional request matches. It can be switched to answer
+// 503, and to send a Cache-Control on its pages.
 type cachedSite struct {
-	*site
-	mu        sync.Mutex
-	bodyBytes int64
-	failing   bool
-	pageCC    string // Cache-Control on pages; "" sends none
+	*etiquettetest.Origin
+	site *etiquettetest.Site
 }
 
 const cachedSitePages = 12
@@ -42,73 +41,50 @@ const cachedSitePages = 12
 var cachedSiteModified = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newCachedSite() *cachedSite {
-	cs := &cachedSite{}
-	cs.site = newSite(func(w http.ResponseWriter, r *http.Request) {
-		cs.mu.Lock()
-		failing, cc := cs.failing, cs.pageCC
-		cs.mu.Unlock()
-		if failing && r.URL.Path != "/robots.txt" {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		var body string
-		etag, lastMod := "", ""
-		switch {
-		case r.URL.Path == "/robots.txt":
-			body, etag = "User-agent: *\nAllow: /\n", `"robots-1"`
-		case r.URL.Path == "/":
-			var links strings.Builder
-			for i := range cachedSitePages {
-				fmt.Fprintf(&links, `<a href="/page/%d">page %d</a> `, i, i)
-			}
-			body, etag = "<html><body>"+links.String()+"</body></html>", `"index-1"`
-		case strings.HasPrefix(r.URL.Path, "/page/"):
-			n := strings.TrimPrefix(r.URL.Path, "/page/")
-			body = "<html><body><p>" + strings.Repeat("page "+n+" text. ", 400) + "</p></body></html>"
-			switch n[len(n)-1] % 3 {
-			case 0:
-				etag = `"p` + n + `"`
-			case 1:
-				lastMod = cachedSiteModified.Format(http.TimeFormat)
-			default:
-				etag, lastMod = `"p`+n+`"`, cachedSiteModified.Format(http.TimeFormat)
-			}
-		default:
-			http.NotFound(w, r)
-			return
-		}
-		if etag != "" {
-			w.Header().Set("ETag", etag)
-		}
-		if lastMod != "" {
-			w.Header().Set("Last-Modified", lastMod)
-		}
-		if cc != "" && r.URL.Path != "/robots.txt" {
-			w.Header().Set("Cache-Control", cc)
-		}
-		if (etag != "" && r.Header.Get("If-None-Match") == etag) ||
-			(etag == "" && lastMod != "" && r.Header.Get("If-Modified-Since") == lastMod) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		n, _ := io.WriteString(w, body)
-		cs.mu.Lock()
-		cs.bodyBytes += int64(n)
-		cs.mu.Unlock()
-	})
+	site := newTestSite()
+	cs := &cachedSite{Origin: site.NewOrigin(), site: site}
+	cs.Serve("/robots.txt", etiquettetest.Text(allowAll).ETag("robots-1"))
+	cs.set(false, "")
 	return cs
 }
 
+// sent is the number of body bytes the site has sent so far.
 func (cs *cachedSite) sent() int64 {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return cs.bodyBytes
+	var n int64
+	for _, r := range cs.Requests() {
+		n += r.BodyBytes
+	}
+	return n
 }
 
+// set makes the site answer its pages (not robots.txt) with 503 when failing, and with
+// Cache-Control: pageCC unless it is empty.
 func (cs *cachedSite) set(failing bool, pageCC string) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.failing, cs.pageCC = failing, pageCC
+	page := func(a etiquettetest.Answer) etiquettetest.Answer {
+		if failing {
+			return etiquettetest.Status(http.StatusServiceUnavailable)
+		}
+		if pageCC != "" {
+			a = a.Header("Cache-Control", pageCC)
+		}
+		return a
+	}
+	var links []string
+	for i := range cachedSitePages {
+		n := fmt.Sprint(i)
+		links = append(links, "/page/"+n)
+		a := etiquettetest.Text("<html><body><p>" + strings.Repeat("page "+n+" text. ", 400) + "</p></body></html>").ContentType("text/html")
+		switch i % 10 % 3 { // by the last digit
+		case 0:
+			a = a.ETag("p" + n)
+		case 1:
+			a = a.LastModified(cachedSiteModified)
+		default:
+			a = a.ETag("p" + n).LastModified(cachedSiteModified)
+		}
+		cs.Serve("/page/"+n, page(a))
+	}
+	cs.Serve("/", page(etiquettetest.HTMLPage("index", links...).ETag("index-1")))
 }
 
 // cacheRun is one "process": a fresh door with its own clock, robots keeper, event bus and a new
@@ -122,7 +98,7 @@ type cacheRun struct {
 func newCacheRun(dir string, cs *cachedSite) *cacheRun {
 	store, err := cache.NewDiskStore(dir, cache.DiskOptions{})
 	Expect(err).NotTo(HaveOccurred())
-	auth := map[string]float64{cs.budgetKey(): 50}
+	auth := map[string]float64{cs.Addr(): 50}
 	clock, err := hostclock.NewLocal(hostclock.Config{Rate: 3, Authorized: auth, Concurrency: 4,
 		// The 503 specs are about the cache, not how long the clock pauses the origin.
 		Backoff: func(backoff.Class, int, func() float64) time.Duration { return 10 * time.Millisecond },
@@ -197,20 +173,19 @@ var _ = Describe("a site with ETags and Last-Modified, crawled twice with the sa
 	)
 	BeforeEach(func() {
 		cs = newCachedSite()
-		DeferCleanup(cs.Close)
 		dir = GinkgoT().TempDir()
 	})
 
 	It("answers the second crawl from the cache: every request fresh or revalidated, ≥95 % fewer body bytes, every revalidation conditional", func() {
 		first := newCacheRun(dir, cs).crawl(cs)
 		Expect(first).To(HaveLen(cachedSitePages + 1))
-		firstBytes, firstHits := cs.sent(), len(cs.Hits())
+		firstBytes, second := cs.sent(), cs.site.Mark()
 
-		second := newCacheRun(dir, cs) // a new process: new door, collector, keeper, store handle
-		bodies := second.crawl(cs)
+		run := newCacheRun(dir, cs) // a new process: new door, collector, keeper, store handle
+		bodies := run.crawl(cs)
 		Expect(bodies).To(Equal(first), "the second crawl saw the same pages")
 
-		ev := second.responses()
+		ev := run.responses()
 		Expect(ev).To(HaveLen(cachedSitePages + 2)) // robots.txt, the index, the pages
 		revalidated := 0
 		for _, e := range ev {
@@ -227,12 +202,9 @@ var _ = Describe("a site with ETags and Last-Modified, crawled twice with the sa
 		Expect(float64(secondBytes)).To(BeNumerically("<=", 0.05*float64(firstBytes)),
 			"the site sent %d body bytes the second time, %d the first", secondBytes, firstBytes)
 
-		hits := cs.Hits()[firstHits:]
+		hits := cs.site.Since(second)
 		Expect(hits).To(HaveLen(revalidated), "only revalidations reached the site")
-		for _, h := range hits {
-			Expect(h.Header.Get("If-None-Match") != "" || h.Header.Get("If-Modified-Since") != "").To(BeTrue(),
-				"%s reached the site without a validator", h.Path)
-		}
+		Expect(hits).To(matchers.RevalidateWith304())
 	})
 
 	It("keeps the stored copy through a 503 during revalidation, and the next read is still conditional", func() {
@@ -248,11 +220,11 @@ var _ = Describe("a site with ETags and Last-Modified, crawled twice with the sa
 		Expect(status).To(Equal(http.StatusServiceUnavailable), "no stale-if-error: the site's 503 is passed on")
 
 		cs.set(false, "max-age=0")
-		before := len(cs.Hits())
+		before := cs.site.Mark()
 		status, body = newCacheRun(dir, cs).get(page)
 		Expect(status).To(Equal(http.StatusOK))
 		Expect(body).To(Equal(stored))
-		hits := cs.Hits()[before:]
+		hits := cs.site.Since(before)
 		Expect(hits).NotTo(BeEmpty())
 		Expect(hits[len(hits)-1].Header.Get("If-None-Match")).To(Equal(`"p0"`), "the validator survived the 503")
 	})
@@ -270,10 +242,10 @@ var _ = Describe("a site with ETags and Last-Modified, crawled twice with the sa
 		Expect(run.lastCache(page)).To(Equal(cache.Stale))
 
 		cs.set(false, "max-age=0, stale-if-error=3600")
-		before := len(cs.Hits())
+		before := cs.site.Mark()
 		run.get(page)
 		Expect(run.lastCache(page)).To(Equal(cache.Revalidated))
-		Expect(cs.Hits()[before:][0].Header.Get("If-None-Match")).To(Equal(`"p0"`))
+		Expect(cs.site.Since(before)[0].Header.Get("If-None-Match")).To(Equal(`"p0"`))
 	})
 
 	It("never serves a damaged cache entry: each is a miss and the site's own page arrives", func() {
@@ -314,24 +286,13 @@ var _ = Describe("a site with ETags and Last-Modified, crawled twice with the sa
 var _ = Describe("a page that varies on Cookie, crawled with a session-cookie purpose and a disk cache", func() {
 	It("writes no cookie value into the cache files, and a later process starts without it", func() {
 		const session = "v-session-4711"
-		s := newSite(func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/robots.txt":
-				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-			case "/login":
-				http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: session, Path: "/"})
-				fmt.Fprint(w, "<html>welcome</html>")
-			default:
-				// Personalised per session, and cacheable for an hour for that session.
-				w.Header().Set("Cache-Control", "max-age=3600")
-				w.Header().Set("Vary", "Cookie")
-				fmt.Fprint(w, "<html>your account</html>")
-			}
-		})
-		DeferCleanup(s.Close)
+		s := newTestSite().NewOrigin().Robots(allowAll).
+			Serve("/login", etiquettetest.HTMLPage("welcome").SetCookie(&http.Cookie{Name: "PHPSESSID", Value: session, Path: "/"})).
+			// Personalised per session, and cacheable for an hour for that session.
+			Otherwise(etiquettetest.HTMLPage("your account").Header("Cache-Control", "max-age=3600").Header("Vary", "Cookie"))
 		dir := GinkgoT().TempDir()
 		policy := func() politeness.Policy {
-			p := isolatedPolicy(s.budgetKey())
+			p := isolatedPolicy(s.Addr())
 			p.NoCache = false
 			store, err := cache.NewDiskStore(dir, cache.DiskOptions{})
 			Expect(err).NotTo(HaveOccurred())
@@ -344,9 +305,9 @@ var _ = Describe("a page that varies on Cookie, crawled with a session-cookie pu
 		for _, p := range []string{"/login", "/account", "/account"} {
 			Expect(first.Visit(s.URL + p)).To(Succeed())
 		}
-		hits := s.Hits()
+		hits := s.Requests()
 		Expect(hits[len(hits)-1].Header.Get("Cookie")).To(ContainSubstring(session), "the jar sent the session cookie")
-		Expect(countPath(s.Paths(), "/account")).To(Equal(2), "a response varying on Cookie is not answered from the cache")
+		Expect(countPath(etiquettetest.Paths(hits), "/account")).To(Equal(2), "a response varying on Cookie is not answered from the cache")
 
 		files := 0
 		Expect(filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -364,8 +325,8 @@ var _ = Describe("a page that varies on Cookie, crawled with a session-cookie pu
 		second := colly.NewCollector()
 		Expect(extensions.Polite(second, policy())).To(Succeed())
 		Expect(second.Visit(s.URL + "/account")).To(Succeed())
-		hits = s.Hits()
-		Expect(hits[len(hits)-1].Path).To(Equal("/account"), "the later process asked the site")
+		hits = s.Requests()
+		Expect(hits[len(hits)-1].Target).To(Equal("/account"), "the later process asked the site")
 		Expect(hits[len(hits)-1].Header.Values("Cookie")).To(BeEmpty())
 	})
 })

@@ -1,7 +1,6 @@
 package etiquette_test
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
@@ -27,9 +28,9 @@ var everyKindOfCookie = []string{
 }
 
 // cookieNames lists the names in a request's Cookie headers, sorted.
-func cookieNames(h hit) []string {
+func cookieNames(r etiquettetest.Request) []string {
 	var out []string
-	for _, c := range (&http.Request{Header: h.Header}).Cookies() {
+	for _, c := range (&http.Request{Header: r.Header}).Cookies() {
 		out = append(out, c.Name)
 	}
 	slices.Sort(out)
@@ -38,32 +39,24 @@ func cookieNames(h hit) []string {
 
 var _ = Describe("a site that sets tracking, consent, anti-bot, login, session and load-balancer cookies", func() {
 	var (
-		shop, elsewhere *site
+		site            *etiquettetest.Site
+		shop, elsewhere *etiquettetest.Origin
 		scratch         string
 	)
 
 	BeforeEach(func() {
-		setter := func(w http.ResponseWriter, r *http.Request) {
+		setter := func(a etiquettetest.Answer) etiquettetest.Answer {
 			for _, n := range everyKindOfCookie {
-				http.SetCookie(w, &http.Cookie{Name: n, Value: "v-" + n, Path: "/", MaxAge: 31536000})
+				a = a.SetCookie(&http.Cookie{Name: n, Value: "v-" + n, Path: "/", MaxAge: 31536000})
 			}
-			if r.URL.Path == "/robots.txt" {
-				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-				return
-			}
-			fmt.Fprint(w, "<html><body>a page</body></html>")
+			return a
 		}
-		shop = newSite(setter)
-		DeferCleanup(shop.Close)
+		site = newTestSite()
+		shop = site.NewOrigin().
+			Serve("/robots.txt", setter(etiquettetest.Text(allowAll))).
+			Otherwise(setter(etiquettetest.HTMLPage("a page")))
 		// The same host on another port: another origin, which sets no cookies of its own.
-		elsewhere = newSite(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/robots.txt" {
-				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-				return
-			}
-			fmt.Fprint(w, "<html><body>another origin</body></html>")
-		})
-		DeferCleanup(elsewhere.Close)
+		elsewhere = site.NewOrigin().Robots(allowAll).Otherwise(etiquettetest.HTMLPage("another origin"))
 
 		// Point every place Go or Colly could put a file at a fresh directory, so the spec can see
 		// that nothing was written.
@@ -96,27 +89,23 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 	Context("with no cookie purpose (the default)", func() {
 		It("never sends a Cookie header, to pages or to robots.txt", func() {
 			c := colly.NewCollector()
-			Expect(extensions.Polite(c, isolatedPolicy(shop.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(shop.Addr()))).To(Succeed())
 			crawl(c, shop.URL+"/one", shop.URL+"/two", shop.URL+"/three")
 
-			Expect(shop.Paths()).To(Equal([]string{"/robots.txt", "/one", "/two", "/three"}))
-			for _, h := range shop.Hits() {
-				Expect(h.Header.Values("Cookie")).To(BeEmpty(), "request for %s", h.Path)
-			}
+			Expect(etiquettetest.Paths(shop.Requests())).To(Equal([]string{"/robots.txt", "/one", "/two", "/three"}))
+			Expect(shop).To(matchers.SendNoCookies())
 		})
 
 		It("strips a Cookie header set by an OnRequest callback, colly.Headers, SetStorage or SetCookies", func() {
 			c := colly.NewCollector(colly.Headers(map[string]string{"Cookie": "from=headers"}))
-			Expect(extensions.Polite(c, isolatedPolicy(shop.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(shop.Addr()))).To(Succeed())
 			Expect(c.SetStorage(&storage.InMemoryStorage{})).To(Succeed())
 			Expect(c.SetCookies(shop.URL, []*http.Cookie{{Name: "PHPSESSID", Value: "planted", Path: "/"}})).To(Succeed())
 			c.OnRequest(func(r *colly.Request) { r.Headers.Add("Cookie", "from=callback") })
 			crawl(c, shop.URL+"/one", shop.URL+"/two")
 
-			Expect(shop.Hits()).To(HaveLen(3))
-			for _, h := range shop.Hits() {
-				Expect(h.Header.Values("Cookie")).To(BeEmpty(), "request for %s", h.Path)
-			}
+			Expect(shop.Requests()).To(HaveLen(3))
+			Expect(shop).To(matchers.SendNoCookies())
 		})
 	})
 
@@ -126,65 +115,60 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 		}
 
 		It("sends back only PHPSESSID, AWSALB and myapp_state", func() {
-			p := isolatedPolicy(shop.budgetKey())
+			p := isolatedPolicy(shop.Addr())
 			p.Cookies = purpose()
 			c := colly.NewCollector()
 			Expect(extensions.Polite(c, p)).To(Succeed())
 			crawl(c, shop.URL+"/one", shop.URL+"/two", shop.URL+"/three")
 
-			hits := shop.Hits()
-			Expect(hits).To(HaveLen(4))
-			Expect(hits[0].Path).To(Equal("/robots.txt"))
-			Expect(cookieNames(hits[0])).To(BeEmpty(), "nothing is known before the first response")
-			for _, h := range hits[1:] {
-				Expect(cookieNames(h)).To(Equal([]string{"AWSALB", "PHPSESSID", "myapp_state"}), "request for %s", h.Path)
+			reqs := shop.Requests()
+			Expect(reqs).To(HaveLen(4))
+			Expect(reqs[0].Target).To(Equal("/robots.txt"))
+			Expect(cookieNames(reqs[0])).To(BeEmpty(), "nothing is known before the first response")
+			for _, r := range reqs[1:] {
+				Expect(cookieNames(r)).To(Equal([]string{"AWSALB", "PHPSESSID", "myapp_state"}), "%s", r)
 			}
 		})
 
 		It("sends them only to the origin that set them, not to the same host on another port", func() {
-			p := isolatedPolicy(shop.budgetKey(), elsewhere.budgetKey())
+			p := isolatedPolicy(shop.Addr(), elsewhere.Addr())
 			p.Cookies = purpose()
 			c := colly.NewCollector()
 			Expect(extensions.Polite(c, p)).To(Succeed())
 			crawl(c, shop.URL+"/one", elsewhere.URL+"/one", shop.URL+"/two", elsewhere.URL+"/two")
 
-			Expect(elsewhere.Hits()).To(HaveLen(3))
-			for _, h := range elsewhere.Hits() {
-				Expect(h.Header.Values("Cookie")).To(BeEmpty(), "request for %s on the other origin", h.Path)
-			}
-			last := shop.Hits()[len(shop.Hits())-1]
+			Expect(elsewhere.Requests()).To(HaveLen(3))
+			Expect(elsewhere).To(matchers.SendNoCookies(), "the other origin")
+			Expect(site).To(matchers.SendOnlyCookies("AWSALB", "PHPSESSID", "myapp_state"))
+			last := shop.Requests()[len(shop.Requests())-1]
 			Expect(cookieNames(last)).To(Equal([]string{"AWSALB", "PHPSESSID", "myapp_state"}))
 		})
 	})
 
 	It("writes nothing to disk, with or without a purpose", func() {
 		stateless := colly.NewCollector()
-		Expect(extensions.Polite(stateless, isolatedPolicy(shop.budgetKey()))).To(Succeed())
+		Expect(extensions.Polite(stateless, isolatedPolicy(shop.Addr()))).To(Succeed())
 		crawl(stateless, shop.URL+"/one", shop.URL+"/two")
 
-		p := isolatedPolicy(shop.budgetKey())
+		p := isolatedPolicy(shop.Addr())
 		p.Cookies = &cookies.Purpose{Categories: []cookies.Category{cookies.Session}}
 		withJar := colly.NewCollector()
 		Expect(extensions.Polite(withJar, p)).To(Succeed())
 		crawl(withJar, shop.URL+"/three", shop.URL+"/four")
 
-		Expect(cookieNames(shop.Hits()[len(shop.Hits())-1])).To(Equal([]string{"PHPSESSID"}), "the jar was in use")
+		Expect(cookieNames(shop.Requests()[len(shop.Requests())-1])).To(Equal([]string{"PHPSESSID"}), "the jar was in use")
 		Expect(filesUnder(scratch)).To(BeEmpty())
 	})
 
 	It("keeps no cookie in the disk cache, so a later process starts without any", func() {
 		// A page that may be cached for an hour and sets a session cookie each time it is sent.
-		cached := newSite(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/cached" {
-				http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: "v-first-process", Path: "/"})
-				w.Header().Set("Cache-Control", "max-age=3600")
-			}
-			fmt.Fprint(w, "<html>page</html>")
-		})
-		DeferCleanup(cached.Close)
+		cached := site.NewOrigin().Otherwise(etiquettetest.HTMLPage("page")).
+			Serve("/cached", etiquettetest.HTMLPage("page").
+				SetCookie(&http.Cookie{Name: "PHPSESSID", Value: "v-first-process", Path: "/"}).
+				Header("Cache-Control", "max-age=3600"))
 		cacheDir := filepath.Join(scratch, "cache")
 		withDiskCache := func() politeness.Policy {
-			p := isolatedPolicy(cached.budgetKey())
+			p := isolatedPolicy(cached.Addr())
 			p.NoCache = false
 			store, err := cache.NewDiskStore(cacheDir, cache.DiskOptions{})
 			Expect(err).NotTo(HaveOccurred())
@@ -209,8 +193,7 @@ var _ = Describe("a site that sets tracking, consent, anti-bot, login, session a
 		second := colly.NewCollector()
 		Expect(extensions.Polite(second, withDiskCache())).To(Succeed())
 		crawl(second, cached.URL+"/cached", cached.URL+"/after-restart")
-		Expect(cached.Paths()).To(HaveExactElements("/robots.txt", "/cached", "/robots.txt", "/after-restart"))
-		last := cached.Hits()[len(cached.Hits())-1]
-		Expect(last.Header.Values("Cookie")).To(BeEmpty(), "no cookie survived the first process")
+		Expect(etiquettetest.Paths(cached.Requests())).To(HaveExactElements("/robots.txt", "/cached", "/robots.txt", "/after-restart"))
+		Expect(cached).To(matchers.SendNoCookies(), "no cookie survived the first process")
 	})
 })

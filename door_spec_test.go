@@ -1,9 +1,7 @@
 package etiquette_test
 
 import (
-	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -11,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -18,14 +17,10 @@ import (
 
 var _ = Describe("a site that redirects the crawler to another origin with a password in the URL", func() {
 	It("sends no credentials there and prints the password nowhere", func() {
-		other := newSite(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>there</html>") })
-		DeferCleanup(other.Close)
-		otherURL, _ := url.Parse(other.URL)
-		home := newSite(func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, "http://mallory:s3cret@"+otherURL.Host+"/there", http.StatusFound)
-		})
-		DeferCleanup(home.Close)
-		p := isolatedPolicy(home.budgetKey(), other.budgetKey())
+		site := newTestSite()
+		other := site.NewOrigin().Otherwise(etiquettetest.HTMLPage("there"))
+		home := site.NewOrigin().Otherwise(etiquettetest.Redirect(http.StatusFound, "http://mallory:s3cret@"+other.Addr()+"/there"))
+		p := isolatedPolicy(home.Addr(), other.Addr())
 		p.Events = &events.Bus{}
 		var mu sync.Mutex
 		var printed []string
@@ -40,9 +35,9 @@ var _ = Describe("a site that redirects the crawler to another origin with a pas
 		c.OnResponse(func(r *colly.Response) { final = r.Request.URL.String() })
 		Expect(c.Visit(home.URL + "/away")).To(Succeed())
 
-		Expect(other.Paths()).To(ContainElement("/there"))
-		for _, h := range other.Hits() {
-			Expect(h.Header.Get("Authorization")).To(BeEmpty(), "request for %s", h.Path)
+		Expect(etiquettetest.Paths(other.Requests())).To(ContainElement("/there"))
+		for _, r := range site.Requests() {
+			Expect(r.Header.Values("Authorization")).To(BeEmpty(), "%s", r)
 		}
 		Expect(final).To(Equal(other.URL+"/there"), "the final URL a scraper reports")
 		mu.Lock()
@@ -53,10 +48,9 @@ var _ = Describe("a site that redirects the crawler to another origin with a pas
 
 var _ = Describe("a crawler asking for a sitemap and for a page", func() {
 	It("asks for the media types each is published in, and keeps an Accept the scraper chose", func() {
-		s := newSite(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
-		DeferCleanup(s.Close)
+		s := newTestSite().NewOrigin().Otherwise(etiquettetest.Text("ok"))
 		pages := colly.NewCollector()
-		Expect(extensions.Polite(pages, isolatedPolicy(s.budgetKey()))).To(Succeed())
+		Expect(extensions.Polite(pages, isolatedPolicy(s.Addr()))).To(Succeed())
 		sitemaps := pages.Clone()
 		extensions.Kind(sitemaps, kind.Sitemap)
 		api := pages.Clone()
@@ -65,8 +59,8 @@ var _ = Describe("a crawler asking for a sitemap and for a page", func() {
 		Expect(sitemaps.Visit(s.URL + "/sitemap.xml")).To(Succeed())
 		Expect(api.Visit(s.URL + "/data")).To(Succeed())
 		accept := map[string]string{}
-		for _, h := range s.Hits() {
-			accept[h.Path] = h.Header.Get("Accept")
+		for _, r := range s.Requests() {
+			accept[r.Target] = r.Header.Get("Accept")
 		}
 		Expect(accept).To(HaveKeyWithValue("/robots.txt", "text/plain,*/*;q=0.1"))
 		Expect(accept).To(HaveKeyWithValue("/page", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"))
@@ -77,15 +71,12 @@ var _ = Describe("a crawler asking for a sitemap and for a page", func() {
 
 var _ = Describe("a crawl that stays within one network", func() {
 	It("follows a redirect from loopback to loopback (the private-network check is for hops from a public address)", func() {
-		inner := newSite(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "inner") })
-		DeferCleanup(inner.Close)
-		outer := newSite(func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, strings.Replace(inner.URL, "127.0.0.1", "localhost", 1)+"/target", http.StatusFound)
-		})
-		DeferCleanup(outer.Close)
+		site := newTestSite()
+		inner := site.NewOrigin().Otherwise(etiquettetest.Text("inner"))
+		outer := site.NewOrigin().Otherwise(etiquettetest.Redirect(http.StatusFound, strings.Replace(inner.URL, "127.0.0.1", "localhost", 1)+"/target"))
 		c := colly.NewCollector()
-		Expect(extensions.Polite(c, isolatedPolicy(outer.budgetKey(), inner.budgetKey()))).To(Succeed())
+		Expect(extensions.Polite(c, isolatedPolicy(outer.Addr(), inner.Addr()))).To(Succeed())
 		Expect(c.Visit(outer.URL + "/start")).To(Succeed())
-		Expect(inner.Paths()).To(ContainElement("/target"))
+		Expect(etiquettetest.Paths(inner.Requests())).To(ContainElement("/target"))
 	})
 })

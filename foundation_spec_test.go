@@ -3,10 +3,8 @@ package etiquette_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"sync"
@@ -17,6 +15,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -28,66 +28,43 @@ const exampleUA = "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.
 
 var _ = Describe("a Colly scraper with extensions.Polite", func() {
 	var (
-		home, other *site
+		site        *etiquettetest.Site
+		home, other *etiquettetest.Origin
 		c           *colly.Collector
-		flakyOnce   sync.Once
 	)
 
 	BeforeEach(func() {
-		flakyOnce = sync.Once{}
-		other = newSite(func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/robots.txt":
-				http.SetCookie(w, &http.Cookie{Name: "robots_seen", Value: "1"})
-				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-			default:
-				fmt.Fprint(w, "<html><body>elsewhere</body></html>")
-			}
-		})
-		home = newSite(func(w http.ResponseWriter, r *http.Request) {
-			http.SetCookie(w, &http.Cookie{Name: "PHPSESSID", Value: "abc"})
-			switch r.URL.Path {
-			case "/robots.txt":
-				fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
-			case "/":
-				fmt.Fprint(w, `<html><body><a href="/moved">a</a> <a href="/away">b</a> <a href="/flaky">c</a></body></html>`)
-			case "/moved":
-				http.Redirect(w, r, "/target", http.StatusMovedPermanently)
-			case "/away":
-				http.Redirect(w, r, other.URL+"/there", http.StatusFound)
-			case "/post":
-				http.Redirect(w, r, "/posted", http.StatusTemporaryRedirect)
-			case "/flaky":
-				failed := false
-				flakyOnce.Do(func() { failed = true })
-				if failed {
-					http.Error(w, "try again", http.StatusInternalServerError)
-					return
-				}
-				fmt.Fprint(w, "<html>ok now</html>")
-			default:
-				fmt.Fprint(w, "<html><body>page</body></html>")
-			}
-		})
-		DeferCleanup(home.Close)
-		DeferCleanup(other.Close)
+		site = newTestSite()
+		other = site.NewOrigin().
+			Serve("/robots.txt", etiquettetest.Text(allowAll).SetCookie(&http.Cookie{Name: "robots_seen", Value: "1"})).
+			Otherwise(etiquettetest.HTMLPage("elsewhere"))
+		// Every answer of home sets a session cookie.
+		session := func(a etiquettetest.Answer) etiquettetest.Answer {
+			return a.SetCookie(&http.Cookie{Name: "PHPSESSID", Value: "abc"})
+		}
+		home = site.NewOrigin().
+			Serve("/robots.txt", session(etiquettetest.Text("User-agent: *\nDisallow: /private\n"))).
+			Serve("/", session(etiquettetest.HTMLPage("home", "/moved", "/away", "/flaky"))).
+			Serve("/moved", session(etiquettetest.Redirect(http.StatusMovedPermanently, "/target"))).
+			Serve("/away", session(etiquettetest.Redirect(http.StatusFound, other.URL+"/there"))).
+			Serve("/post", session(etiquettetest.Redirect(http.StatusTemporaryRedirect, "/posted"))).
+			Serve("/flaky", session(etiquettetest.HTMLPage("ok now"))).
+			Nth("/flaky", 1, session(etiquettetest.Status(http.StatusInternalServerError))).
+			Otherwise(session(etiquettetest.HTMLPage("page")))
 		c = colly.NewCollector()
 	})
 
-	everyRequestIdentified := func(s *site) {
-		hits := s.Hits()
-		Expect(hits).NotTo(BeEmpty())
-		for _, h := range hits {
-			Expect(h.Header.Get("User-Agent")).To(Equal(exampleUA), "request for %s", h.Path)
-			Expect(h.Header.Get("From")).To(Equal("bot@example.org"), "request for %s", h.Path)
-			Expect(h.Header.Values("Cookie")).To(BeEmpty(), "request for %s", h.Path)
-			Expect(h.Header.Get("X-Etiquette-Kind")).To(BeEmpty(), "request for %s", h.Path)
+	everyRequestIdentified := func(s *etiquettetest.Origin) {
+		Expect(s).To(matchers.IdentifyEveryRequestAs(exampleUA, "bot@example.org"))
+		Expect(s).To(matchers.SendNoCookies())
+		for _, r := range s.Requests() {
+			Expect(r.Header.Values("X-Etiquette-Kind")).To(BeEmpty(), "%s", r)
 		}
 	}
 
 	Context("crawling a site with redirects, a retry, a POST and a clone", func() {
 		It("sends the configured User-Agent and From on every request and every hop, and never a Cookie", func() {
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey(), other.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr(), other.Addr()))).To(Succeed())
 			// Things a scraper might do that must not change what the site sees.
 			c.OnRequest(func(r *colly.Request) {
 				r.Headers.Set("User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0")
@@ -109,20 +86,14 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			Expect(clone.Visit(home.URL + "/from-clone")).To(Succeed())
 			c.Wait()
 
-			Expect(home.Paths()).To(ContainElements("/robots.txt", "/", "/moved", "/target", "/away", "/flaky", "/post", "/posted", "/from-clone"))
-			Expect(other.Paths()).To(ContainElements("/robots.txt", "/there"))
+			Expect(etiquettetest.Paths(home.Requests())).To(ContainElements("/robots.txt", "/", "/moved", "/target", "/away", "/flaky", "/post", "/posted", "/from-clone"))
+			Expect(etiquettetest.Paths(other.Requests())).To(ContainElements("/robots.txt", "/there"))
 			Expect(retried).To(BeTrue())
-			flakyHits := 0
-			for _, p := range home.Paths() {
-				if p == "/flaky" {
-					flakyHits++
-				}
-			}
-			Expect(flakyHits).To(Equal(2), "the retry reached the site")
-			var posted hit
-			for _, h := range home.Hits() {
-				if h.Path == "/posted" {
-					posted = h
+			Expect(countPath(etiquettetest.Paths(home.Requests()), "/flaky")).To(Equal(2), "the retry reached the site")
+			var posted etiquettetest.Request
+			for _, r := range home.Requests() {
+				if r.Target == "/posted" {
+					posted = r
 				}
 			}
 			Expect(posted.Method).To(Equal(http.MethodPost), "a 307 keeps the method")
@@ -131,18 +102,19 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 		})
 
 		It("asks for robots.txt before any other request to an origin", func() {
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey(), other.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr(), other.Addr()))).To(Succeed())
 			Expect(c.Visit(home.URL + "/away")).To(Succeed())
-			Expect(home.Paths()).To(HaveExactElements("/robots.txt", "/away"))
-			Expect(other.Paths()).To(HaveExactElements("/robots.txt", "/there"))
+			Expect(etiquettetest.Paths(home.Requests())).To(HaveExactElements("/robots.txt", "/away"))
+			Expect(etiquettetest.Paths(other.Requests())).To(HaveExactElements("/robots.txt", "/there"))
+			Expect(site).To(matchers.FetchRobotsTxtFirst())
 		})
 
 		It("does not fetch a page robots.txt disallows, and says which rule", func() {
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr()))).To(Succeed())
 			var got error
 			c.OnError(func(_ *colly.Response, err error) { got = err })
 			_ = c.Visit(home.URL + "/private/x")
-			Expect(home.Paths()).NotTo(ContainElement("/private/x"))
+			Expect(home).To(matchers.NeverRequest("/private/x"))
 			Expect(got).To(HaveOccurred())
 		})
 	})
@@ -150,27 +122,27 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 	Context("when Polite is called again", func() {
 		It("replaces the door, after an earlier success or an earlier refusal", func() {
 			Expect(extensions.Polite(c, politeness.Policy{})).To(MatchError(identity.ErrNoIdentity))
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr()))).To(Succeed())
 			Expect(c.Visit(home.URL + "/first")).To(Succeed())
-			p := isolatedPolicy(home.budgetKey())
+			p := isolatedPolicy(home.Addr())
 			p.Identity.Version = "2.0"
 			Expect(extensions.Polite(c, p)).To(Succeed())
 			Expect(extensions.Status(c)).To(Succeed())
 			Expect(c.Visit(home.URL + "/second")).To(Succeed())
-			last := home.Hits()[len(home.Hits())-1]
-			Expect(last.Path).To(Equal("/second"))
+			last := home.Requests()[len(home.Requests())-1]
+			Expect(last.Target).To(Equal("/second"))
 			Expect(last.Header.Get("User-Agent")).To(HavePrefix("ExampleBot/2.0 "))
 		})
 
 		It("keeps clones made before it working, with the new door", func() {
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr()))).To(Succeed())
 			clone := c.Clone()
-			p := isolatedPolicy(home.budgetKey())
+			p := isolatedPolicy(home.Addr())
 			p.Identity.Version = "3.0"
 			Expect(extensions.Polite(c, p)).To(Succeed())
 			Expect(clone.Visit(home.URL + "/from-old-clone")).To(Succeed())
-			last := home.Hits()[len(home.Hits())-1]
-			Expect(last.Path).To(Equal("/from-old-clone"))
+			last := home.Requests()[len(home.Requests())-1]
+			Expect(last.Target).To(Equal("/from-old-clone"))
 			Expect(last.Header.Get("User-Agent")).To(HavePrefix("ExampleBot/3.0 "))
 			Expect(extensions.Status(clone)).To(Succeed())
 		})
@@ -182,7 +154,7 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			GinkgoT().Setenv("XDG_CACHE_HOME", cacheHome)
 			Expect(extensions.Identify(c, exampleBot())).To(Succeed())
 			Expect(c.Visit(home.URL + "/identified")).To(Succeed())
-			Expect(home.Paths()).To(HaveExactElements("/robots.txt", "/identified"))
+			Expect(etiquettetest.Paths(home.Requests())).To(HaveExactElements("/robots.txt", "/identified"))
 			everyRequestIdentified(home)
 			var files []string
 			Expect(filepath.WalkDir(cacheHome, func(path string, d fs.DirEntry, err error) error {
@@ -198,7 +170,7 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 
 	Context("with a collector marked as a sitemap reader", func() {
 		It("reports its requests and its clones' as sitemap requests, and the mark never leaves the process", func() {
-			p := isolatedPolicy(home.budgetKey())
+			p := isolatedPolicy(home.Addr())
 			p.Events = &events.Bus{}
 			var mu sync.Mutex
 			kinds := map[string]kind.Kind{}
@@ -231,7 +203,7 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 	Context("when a scraper tries to send cookies", func() {
 		It("strips cookies set through colly.Headers, a callback or the collector's storage", func() {
 			c = colly.NewCollector(colly.Headers(map[string]string{"Cookie": "from=headers"}))
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr()))).To(Succeed())
 			Expect(c.SetStorage(&storage.InMemoryStorage{})).To(Succeed())
 			u, _ := url.Parse(home.URL)
 			Expect(c.SetCookies(home.URL, []*http.Cookie{{Name: "stored", Value: "1", Path: "/"}})).To(Succeed())
@@ -250,7 +222,7 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			Expect(err).To(MatchError(identity.ErrNoIdentity))
 			Expect(err.Error()).To(ContainSubstring("Identity.Token"))
 			Expect(c.Visit(home.URL+"/")).To(MatchError(identity.ErrNoIdentity), "a scraper that ignores the error sends nothing")
-			Expect(home.Hits()).To(BeEmpty())
+			Expect(home.Requests()).To(BeEmpty())
 			_, err = politeness.NewDoor(politeness.Policy{})
 			Expect(errors.Is(err, identity.ErrNoIdentity)).To(BeTrue())
 		})
@@ -267,64 +239,59 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			id.Token = "Chrome"
 			Expect(extensions.Polite(c, politeness.Policy{Identity: id})).To(MatchError(identity.ErrInvalid))
 			Expect(c.Visit(home.URL+"/")).To(MatchError(identity.ErrInvalid), "Colly's own UA must not be used instead")
-			Expect(home.Hits()).To(BeEmpty())
-			Expect(home.Hits()).To(BeEmpty())
+			Expect(home.Requests()).To(BeEmpty())
 		})
 	})
 
 	Context("configured with a proxy through the policy", func() {
 		It("identifies itself to the proxy too, on plain requests and on CONNECT", func() {
-			proxy := newSite(func(w http.ResponseWriter, r *http.Request) {
-				// Refuse everything: the spec only looks at what the proxy was sent.
-				http.Error(w, "no", http.StatusForbidden)
-			})
-			DeferCleanup(proxy.Close)
-			tlsSite := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-			DeferCleanup(tlsSite.Close)
-			p := isolatedPolicy(home.budgetKey(), tlsSite.Listener.Addr().String())
+			// Refuse everything: the spec only looks at what the proxy was sent.
+			proxy := site.NewOrigin().Otherwise(etiquettetest.Status(http.StatusForbidden))
+			// An https URL is reached through a CONNECT tunnel, which the proxy refuses, so the
+			// origin behind it is never contacted and need not speak TLS.
+			tunnelled := site.NewOrigin()
+			p := isolatedPolicy(home.Addr(), tunnelled.Addr())
 			proxyURL, _ := url.Parse(proxy.URL)
 			p.Proxy = http.ProxyURL(proxyURL)
 			Expect(extensions.Polite(c, p)).To(Succeed())
 			_ = c.Visit(home.URL + "/via-proxy")
-			_ = c.Visit(tlsSite.URL + "/tunnelled")
+			_ = c.Visit("https://" + tunnelled.Addr() + "/tunnelled")
+			Expect(proxy).To(matchers.IdentifyEveryRequestAs(exampleUA, ""))
 			methods := map[string]bool{}
-			for _, h := range proxy.Hits() {
-				methods[h.Method] = true
-				Expect(h.Header.Get("User-Agent")).To(Equal(exampleUA), "%s %s", h.Method, h.Path)
+			for _, r := range proxy.Requests() {
+				methods[r.Method] = true
 			}
 			Expect(methods).To(HaveKey(http.MethodConnect))
 			Expect(methods).To(HaveKey(http.MethodGet))
-			Expect(home.Hits()).To(BeEmpty(), "everything went through the proxy")
+			Expect(home.Requests()).To(BeEmpty(), "everything went through the proxy")
+			Expect(tunnelled.Requests()).To(BeEmpty(), "the tunnel was refused")
 		})
 
 		It("identifies itself on CONNECT also when the base transport computes its own CONNECT headers", func() {
-			proxy := newSite(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
-			DeferCleanup(proxy.Close)
-			tlsSite := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-			DeferCleanup(tlsSite.Close)
-			p := isolatedPolicy(tlsSite.Listener.Addr().String())
+			proxy := site.NewOrigin().Otherwise(etiquettetest.Status(http.StatusForbidden))
+			tunnelled := site.NewOrigin()
+			p := isolatedPolicy(tunnelled.Addr())
 			proxyURL, _ := url.Parse(proxy.URL)
 			p.Proxy = http.ProxyURL(proxyURL)
 			p.BaseTransport = &http.Transport{GetProxyConnectHeader: func(context.Context, *url.URL, string) (http.Header, error) {
 				return http.Header{"Proxy-Authorization": {"Basic dXNlcjpwYXNz"}}, nil
 			}}
 			Expect(extensions.Polite(c, p)).To(Succeed())
-			_ = c.Visit(tlsSite.URL + "/tunnelled")
-			Expect(proxy.Hits()).NotTo(BeEmpty())
-			for _, h := range proxy.Hits() {
-				Expect(h.Method).To(Equal(http.MethodConnect))
-				Expect(h.Header.Get("User-Agent")).To(Equal(exampleUA))
-				Expect(h.Header.Get("Proxy-Authorization")).NotTo(BeEmpty(), "the transport's own header is kept")
+			_ = c.Visit("https://" + tunnelled.Addr() + "/tunnelled")
+			Expect(proxy).To(matchers.IdentifyEveryRequestAs(exampleUA, ""))
+			for _, r := range proxy.Requests() {
+				Expect(r.Method).To(Equal(http.MethodConnect))
+				Expect(r.Header.Get("Proxy-Authorization")).NotTo(BeEmpty(), "the transport's own header is kept")
 			}
+			Expect(tunnelled.Requests()).To(BeEmpty(), "the tunnel was refused")
 		})
 	})
 
 	DescribeTable("a Colly setter that replaces or weakens the door after Polite",
 		func(weaken func(c *colly.Collector, proxyURL string), what string) {
 			// A proxy that would forward anything it got: the setters below point Colly at it.
-			proxy := newSite(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "proxied") })
-			DeferCleanup(proxy.Close)
-			Expect(extensions.Polite(c, isolatedPolicy(home.budgetKey()))).To(Succeed())
+			proxy := site.NewOrigin().Otherwise(etiquettetest.Text("proxied"))
+			Expect(extensions.Polite(c, isolatedPolicy(home.Addr()))).To(Succeed())
 			Expect(c.Visit(home.URL + "/before")).To(Succeed())
 			Expect(extensions.Status(c)).To(Succeed())
 
@@ -335,8 +302,8 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 			Expect(err.Error()).To(ContainSubstring(what))
 			Expect(clone.Visit(home.URL + "/clone-after")).To(MatchError(extensions.ErrDoorBypassed))
 			Expect(extensions.Status(c)).To(MatchError(extensions.ErrDoorBypassed))
-			Expect(home.Paths()).To(HaveExactElements("/robots.txt", "/before"), "nothing reached the site outside the door")
-			Expect(proxy.Hits()).To(BeEmpty(), "nothing reached the proxy outside the door")
+			Expect(etiquettetest.Paths(home.Requests())).To(HaveExactElements("/robots.txt", "/before"), "nothing reached the site outside the door")
+			Expect(proxy.Requests()).To(BeEmpty(), "nothing reached the proxy outside the door")
 		},
 		Entry("SetProxy", func(c *colly.Collector, proxy string) { Expect(c.SetProxy(proxy)).To(Succeed()) }, "Policy.Proxy"),
 		Entry("SetProxyFunc", func(c *colly.Collector, proxy string) {

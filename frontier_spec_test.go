@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -13,25 +12,20 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 )
 
-// frPages serves robots.txt (allow all) and an HTML page at every other path whose links are
-// links[path]; a path not listed gets a page without links.
-func frPages(links map[string][]string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, "<html><body>")
-		for _, l := range links[r.URL.Path] {
-			fmt.Fprintf(w, `<a href="%s">%s</a>`, l, l)
-		}
-		fmt.Fprint(w, "</body></html>")
+// frPages adds to site an origin that serves robots.txt (allow all) and an HTML page at every
+// other path whose links are links[path]; a path not listed gets a page without links.
+func frPages(site *etiquettetest.Site, links map[string][]string) *etiquettetest.Origin {
+	o := site.NewOrigin().Robots(allowAll).Otherwise(etiquettetest.HTMLPage("a page"))
+	for path, l := range links {
+		o.Page(path, "page "+path, l...)
 	}
+	return o
 }
 
 // frCrawl runs crawler.Run through door and collects the results.
@@ -61,7 +55,7 @@ func frRun(door *politeness.Door, cfg crawler.Config) *frCrawl {
 }
 
 // fetchedPaths lists the paths of s that got a response.
-func (c *frCrawl) fetchedPaths(s *site) []string {
+func (c *frCrawl) fetchedPaths(s *etiquettetest.Origin) []string {
 	var out []string
 	for _, r := range c.results {
 		if r.Status != 0 && strings.HasPrefix(r.URL, s.URL) {
@@ -87,10 +81,10 @@ var _ = Describe("a crawl of 100 origins of 7 pages each, with the default 16 wo
 			pages[fmt.Sprint("/", i)] = []string{"/", fmt.Sprint("/", i%6+1)}
 		}
 		var starts []string
-		sites := make([]*site, 100)
+		site := newTestSite()
+		sites := make([]*etiquettetest.Origin, 100)
 		for i := range sites {
-			sites[i] = newSite(frPages(pages))
-			DeferCleanup(sites[i].Close)
+			sites[i] = frPages(site, pages)
 			starts = append(starts, sites[i].URL+"/")
 		}
 		// The door's own hostclock.NewLocal clock: 3 starts per second and 2 in flight per origin.
@@ -104,13 +98,9 @@ var _ = Describe("a crawl of 100 origins of 7 pages each, with the default 16 wo
 		Expect(c.summary.Failed).To(BeZero())
 		Expect(c.took).To(BeNumerically("<", 8*time.Second))
 		for _, s := range sites {
-			Expect(s.Hits()).To(HaveLen(8), "robots.txt and 7 pages at %s", s.URL)
-			var at []time.Time
-			for _, h := range s.Hits() {
-				at = append(at, h.At)
-			}
-			Expect(hcWindowMax(at)).To(BeNumerically("<=", 3), "the busiest second at %s; gaps %v", s.URL, hcGaps(at))
+			Expect(s.Requests()).To(HaveLen(8), "robots.txt and 7 pages at %s", s.URL)
 		}
+		Expect(site).To(matchers.StartAtMostPerSecond(3), "the busiest second at each origin")
 	})
 })
 
@@ -122,16 +112,15 @@ var _ = Describe("a crawl limited by depth", func() {
 	}
 	DescribeTable("fetches the start page at depth 1 and links one level deeper each time, up to the limit",
 		func(maxDepth int, want []string) {
-			s := newSite(frPages(tree))
-			DeferCleanup(s.Close)
-			door, err := politeness.NewDoor(isolatedPolicy(s.budgetKey()))
+			s := frPages(newTestSite(), tree)
+			door, err := politeness.NewDoor(isolatedPolicy(s.Addr()))
 			Expect(err).NotTo(HaveOccurred())
 
 			c := frRun(door, crawler.Config{Start: []string{s.URL + "/"}, MaxDepth: maxDepth})
 
 			Expect(c.err).NotTo(HaveOccurred())
 			Expect(c.fetchedPaths(s)).To(ConsistOf(want))
-			Expect(s.Paths()).To(ConsistOf(append([]string{"/robots.txt"}, want...)), "what the site received")
+			Expect(etiquettetest.Paths(s.Requests())).To(ConsistOf(append([]string{"/robots.txt"}, want...)), "what the site received")
 		},
 		Entry("MaxDepth 1: only the start page", 1, []string{"/"}),
 		Entry("MaxDepth 2: the start page and its links", 2, []string{"/", "/d2-a", "/d2-b"}),
@@ -145,9 +134,8 @@ var _ = Describe("a page with more links than its origin's queue holds", func() 
 		for i := range 20 {
 			links = append(links, fmt.Sprint("/p", i))
 		}
-		s := newSite(frPages(map[string][]string{"/": links}))
-		DeferCleanup(s.Close)
-		door, err := politeness.NewDoor(isolatedPolicy(s.budgetKey()))
+		s := frPages(newTestSite(), map[string][]string{"/": links})
+		door, err := politeness.NewDoor(isolatedPolicy(s.Addr()))
 		Expect(err).NotTo(HaveOccurred())
 		f, err := frontier.New(frontier.Options{MaxQueued: 5, Logger: slog.New(slog.DiscardHandler)})
 		Expect(err).NotTo(HaveOccurred())
@@ -157,8 +145,8 @@ var _ = Describe("a page with more links than its origin's queue holds", func() 
 
 		Expect(c.err).NotTo(HaveOccurred())
 		Expect(c.fetchedPaths(s)).To(ConsistOf("/", "/p0", "/p1", "/p2", "/p3", "/p4"))
-		Expect(s.Hits()).To(HaveLen(7), "robots.txt, the page and the 5 queued links")
-		o := c.origin(s.budgetKey())
+		Expect(s.Requests()).To(HaveLen(7), "robots.txt, the page and the 5 queued links")
+		o := c.origin(s.Addr())
 		Expect(o.Dropped).To(BeEquivalentTo(15))
 		Expect(o.Done).To(BeEquivalentTo(6))
 	})

@@ -2,13 +2,11 @@ package etiquette_test
 
 import (
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"sync"
-	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/identity"
@@ -44,48 +42,12 @@ func isolatedPolicy(authorized ...string) politeness.Policy {
 	return p
 }
 
-// hit is one request as the site's server saw it.
-type hit struct {
-	At     time.Time
-	Method string
-	Path   string // path and query
-	Header http.Header
-}
-
-// site is an httptest server that records every request it receives.
-type site struct {
-	*httptest.Server
-	mu   sync.Mutex
-	hits []hit
-}
-
-// newSite starts a recording server; handler answers after the request is recorded.
-func newSite(handler http.HandlerFunc) *site {
-	s := &site{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits = append(s.hits, hit{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone()})
-		s.mu.Unlock()
-		handler(w, r)
-	}))
+// newTestSite is an etiquettetest site closed when the spec ends.
+func newTestSite() *etiquettetest.Site {
+	s := etiquettetest.NewSite()
+	DeferCleanup(s.Close)
 	return s
 }
 
-// Hits returns a copy of what the site received so far.
-func (s *site) Hits() []hit {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]hit(nil), s.hits...)
-}
-
-// Paths returns the paths the site received, in order.
-func (s *site) Paths() []string {
-	var out []string
-	for _, h := range s.Hits() {
-		out = append(out, h.Path)
-	}
-	return out
-}
-
-// budgetKey is the host:port a site's requests are budgeted under.
-func (s *site) budgetKey() string { return s.Listener.Addr().String() }
+// allowAll is a robots.txt that allows everything.
+const allowAll = "User-agent: *\nAllow: /\n"

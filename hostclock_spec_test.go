@@ -15,6 +15,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -53,7 +55,7 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 			Expect(l.errs).To(BeEmpty())
 			Expect(len(l.arrivals)).To(BeNumerically(">", 20))
 			fmt.Fprintf(GinkgoWriter, "gaps between arrivals: %v\n", hcGaps(l.arrivals))
-			Expect(hcWindowMax(l.arrivals)).To(BeNumerically("<=", 3), "busiest second of %d arrivals", len(l.arrivals))
+			Expect(l.reqs).To(matchers.StartAtMostPerSecond(3))
 		})
 		It("uses the budget: at least 2.6 arrivals per second on average", func() {
 			l := oneOrigin.get()
@@ -71,7 +73,7 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 		It("keeps each origin within its budget", func() {
 			for _, l := range manyOrigins.get() {
 				Expect(l.errs).To(BeEmpty())
-				Expect(hcWindowMax(l.arrivals)).To(BeNumerically("<=", 3), "busiest second at an origin with gaps %v", hcGaps(l.arrivals))
+				Expect(l.reqs).To(matchers.StartAtMostPerSecond(3), "an origin with gaps %v", hcGaps(l.arrivals))
 			}
 		})
 		It("lets the aggregate grow with the number of origins (at least 50 × 2.6 per second)", func() {
@@ -88,6 +90,7 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 			r := tooMany.get()
 			Expect(r.errs).To(BeEmpty())
 			Expect(r.after[0].Sub(r.throttledAt)).To(BeNumerically(">=", 2*time.Second))
+			Expect(r.reqs).To(matchers.WaitAfterRetryAfter())
 		})
 		It("keeps serving another origin meanwhile", func() {
 			r := tooMany.get()
@@ -107,7 +110,7 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 			r := tooMany.get()
 			Expect(r.after[1].Sub(r.after[0])).To(BeNumerically(">=", 600*time.Millisecond), "gaps after the pause: %v", hcGaps(r.after))
 			Expect(hcMeanGap(r.after)).To(BeNumerically(">=", 600*time.Millisecond), "gaps after the pause: %v", hcGaps(r.after))
-			Expect(hcWindowMax(r.after)).To(BeNumerically("<=", 2), "1.5 per second: gaps after the pause %v", hcGaps(r.after))
+			Expect(r.afterReqs).To(matchers.StartAtMostPerSecond(2), "1.5 per second: gaps after the pause %v", hcGaps(r.after))
 			Expect(hcMeanGap(r.before)).To(BeNumerically("<", hcMeanGap(r.after)))
 		})
 		It("retries the request, and the caller sees the success", func() {
@@ -167,7 +170,7 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 		})
 		It("never lets a one-second window hold more than 3 arrivals", func() {
 			r := slowing.get()
-			Expect(hcWindowMax(r.arrivals)).To(BeNumerically("<=", 3), "gaps %v", hcGaps(r.arrivals))
+			Expect(r.reqs).To(matchers.StartAtMostPerSecond(3), "gaps %v", hcGaps(r.arrivals))
 		})
 		It("tells the operator that it slowed down, and why", func() {
 			r := slowing.get()
@@ -178,30 +181,31 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 
 // hcSlowing is what a site that slows down saw, and what the door said about it.
 type hcSlowing struct {
-	arrivals      []time.Time // every request, robots.txt included
-	firstSlowDone time.Time   // when the first slow answer was complete
-	notices       []string    // Detail of the door's latency notices
+	reqs          []etiquettetest.Request // every request, robots.txt included
+	arrivals      []time.Time             // their arrivals
+	firstSlowDone time.Time               // when the first slow answer was complete
+	notices       []string                // Detail of the door's latency notices
 	errs          []error
 }
+
+// hcSlowAnswer is how long the slowing site takes for each page after its fifth.
+const hcSlowAnswer = 1500 * time.Millisecond
 
 func hcSlowingDown(d time.Duration) hcSlowing {
 	var mu sync.Mutex
 	var r hcSlowing
-	s := hcCountingPages(func(w http.ResponseWriter, req *http.Request, n int) {
-		if n <= 5 {
-			hcAllowAll(w, req)
-			return
-		}
-		time.Sleep(1500 * time.Millisecond) // the site's own slowness, not synchronisation
-		hcAllowAll(w, req)
-		w.(http.Flusher).Flush()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	pages := 0
+	s := site.NewOrigin().Robots(allowAll).Otherwise(etiquettetest.Func(func(*http.Request) etiquettetest.Answer {
 		mu.Lock()
-		if r.firstSlowDone.IsZero() {
-			r.firstSlowDone = time.Now()
+		defer mu.Unlock()
+		pages++
+		if pages <= 5 {
+			return hcPage
 		}
-		mu.Unlock()
-	})
-	defer s.Close()
+		return hcPage.Delay(hcSlowAnswer) // the site's own slowness, not synchronisation
+	}))
 	p := isolatedPolicy()
 	p.Events = &events.Bus{}
 	p.Events.Subscribe(func(e events.Event) {
@@ -223,14 +227,19 @@ func hcSlowingDown(d time.Duration) hcSlowing {
 		hcHammer(ctx, &wg, door.Client(), s.URL, "page", errs)
 	}
 	wg.Wait()
-	for _, h := range s.Hits() {
-		r.arrivals = append(r.arrivals, h.At)
+	r.reqs = s.Requests()
+	r.arrivals = hcArrivals(r.reqs)
+	for _, q := range r.reqs {
+		// Only a delayed answer takes that long: the first of them to be complete.
+		if q.Status != 0 && q.Done.Sub(q.At) >= hcSlowAnswer && (r.firstSlowDone.IsZero() || q.Done.Before(r.firstSlowDone)) {
+			r.firstSlowDone = q.Done
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	r.errs = errs.errs
 	if r.firstSlowDone.IsZero() {
-		r.errs = append(r.errs, fmt.Errorf("the site never answered slowly: arrivals %v", s.Paths()))
+		r.errs = append(r.errs, fmt.Errorf("the site never answered slowly: arrivals %v", etiquettetest.Paths(r.reqs)))
 	}
 	return r
 }
@@ -258,26 +267,37 @@ func (f *hcFuture[T]) get() T {
 
 // hcLoad is what one origin received during a load scenario.
 type hcLoad struct {
+	reqs     []etiquettetest.Request
 	arrivals []time.Time
 	byClient map[string]int // first path segment → arrivals
 	errs     []error
 }
 
-func hcAllowAll(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/robots.txt" {
-		fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-		return
-	}
-	fmt.Fprint(w, "<html><body>ok</body></html>")
+// hcPage is the page every path of the load scenarios' origins answers with.
+var hcPage = etiquettetest.HTMLPage("ok")
+
+// hcAllowAll adds to site an origin whose robots.txt allows everything and whose every other
+// path is a page.
+func hcAllowAll(site *etiquettetest.Site) *etiquettetest.Origin {
+	return site.NewOrigin().Robots(allowAll).Otherwise(hcPage)
 }
 
-func hcLoadOf(s *site, errs []error) hcLoad {
-	l := hcLoad{byClient: map[string]int{}, errs: errs}
-	for _, h := range s.Hits() {
-		l.arrivals = append(l.arrivals, h.At)
-		l.byClient[strings.SplitN(strings.TrimPrefix(h.Path, "/"), "/", 2)[0]]++
+func hcLoadOf(s *etiquettetest.Origin, errs []error) hcLoad {
+	l := hcLoad{reqs: s.Requests(), byClient: map[string]int{}, errs: errs}
+	l.arrivals = hcArrivals(l.reqs)
+	for _, r := range l.reqs {
+		l.byClient[strings.SplitN(strings.TrimPrefix(r.Target, "/"), "/", 2)[0]]++
 	}
 	return l
+}
+
+// hcArrivals lists when each request arrived.
+func hcArrivals(reqs []etiquettetest.Request) []time.Time {
+	var at []time.Time
+	for _, r := range reqs {
+		at = append(at, r.At)
+	}
+	return at
 }
 
 // hcErrs collects the unexpected errors of concurrent clients; the end of the run cancelling a
@@ -332,8 +352,9 @@ func hcHammer(ctx context.Context, wg *sync.WaitGroup, c *http.Client, base, nam
 }
 
 func hcOneOriginManyClients(d time.Duration) hcLoad {
-	s := newSite(hcAllowAll)
-	defer s.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	s := hcAllowAll(site)
 	p := isolatedPolicy()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -377,12 +398,13 @@ func hcManyOrigins(n int, d time.Duration) []hcLoad {
 	client := door.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	sites := make([]*site, n)
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	sites := make([]*etiquettetest.Origin, n)
 	errs := make([]*hcErrs, n)
 	var wg sync.WaitGroup
 	for i := range sites {
-		sites[i], errs[i] = newSite(hcAllowAll), &hcErrs{}
-		defer sites[i].Close()
+		sites[i], errs[i] = hcAllowAll(site), &hcErrs{}
 		hcHammer(ctx, &wg, client, sites[i].URL, "a", errs[i])
 		hcHammer(ctx, &wg, client, sites[i].URL, "b", errs[i])
 	}
@@ -395,33 +417,21 @@ func hcManyOrigins(n int, d time.Duration) []hcLoad {
 }
 
 type hcThrottled struct {
-	throttledAt   time.Time   // when the 429 arrived
-	before, after []time.Time // page arrivals at the throttled origin before and after it
-	other         []time.Time // arrivals at the other origin
-	statuses      []int       // what the caller saw
-	paused        []string    // reasons of the door's Paused events
+	reqs          []etiquettetest.Request // what the throttled origin received
+	afterReqs     []etiquettetest.Request // the requests that arrived after the 429's
+	throttledAt   time.Time               // when the request answered 429 arrived
+	before, after []time.Time             // page arrivals at the throttled origin before and after it
+	other         []time.Time             // arrivals at the other origin
+	statuses      []int                   // what the caller saw
+	paused        []string                // reasons of the door's Paused events
 	errs          []error
 }
 
 func hcTooManyRequests() hcThrottled {
-	var once sync.Once
-	throttled := newSite(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/p/4" {
-			answered := false
-			once.Do(func() {
-				w.Header().Set("Retry-After", "2")
-				w.WriteHeader(http.StatusTooManyRequests)
-				answered = true
-			})
-			if answered {
-				return
-			}
-		}
-		hcAllowAll(w, r)
-	})
-	defer throttled.Close()
-	other := newSite(hcAllowAll)
-	defer other.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	throttled := hcAllowAll(site).Nth("/p/4", 1, etiquettetest.Status(http.StatusTooManyRequests).RetryAfter(2*time.Second))
+	other := hcAllowAll(site)
 
 	p := isolatedPolicy()
 	p.Events = &events.Bus{}
@@ -450,26 +460,23 @@ func hcTooManyRequests() hcThrottled {
 	}
 	cancel()
 	wg.Wait()
-	hits := throttled.Hits()
-	for i, h := range hits {
-		if h.Path == "/p/4" && r.throttledAt.IsZero() {
-			r.throttledAt = h.At
-			for _, b := range hits[:i+1] {
-				if b.Path != "/robots.txt" {
+	r.reqs = throttled.Requests()
+	for i, q := range r.reqs {
+		if q.Path() == "/p/4" && r.throttledAt.IsZero() {
+			r.throttledAt = q.At
+			for _, b := range r.reqs[:i+1] {
+				if b.Path() != "/robots.txt" {
 					r.before = append(r.before, b.At)
 				}
 			}
-			for _, a := range hits[i+1:] {
-				r.after = append(r.after, a.At)
-			}
+			r.afterReqs = r.reqs[i+1:]
+			r.after = hcArrivals(r.afterReqs)
 		}
 	}
-	for _, h := range other.Hits() {
-		r.other = append(r.other, h.At)
-	}
+	r.other = hcArrivals(other.Requests())
 	r.errs = errs.errs
 	if r.throttledAt.IsZero() || len(r.after) < 2 {
-		r.errs = append(r.errs, fmt.Errorf("the scenario did not run: arrivals %v", throttled.Paths()))
+		r.errs = append(r.errs, fmt.Errorf("the scenario did not run: arrivals %v", etiquettetest.Paths(r.reqs)))
 	}
 	return r
 }
@@ -484,24 +491,18 @@ type hcDated struct {
 func hcRetryAfterDate() hcDated {
 	var mu sync.Mutex
 	var r hcDated
-	s := newSite(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/page" {
-			hcAllowAll(w, req)
-			return
-		}
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	s := hcAllowAll(site).Serve("/page", etiquettetest.Func(func(*http.Request) etiquettetest.Answer {
 		mu.Lock()
 		defer mu.Unlock()
 		if r.date.IsZero() {
 			// HTTP-dates have one-second resolution: the date names a whole second 2–3 s ahead.
 			r.date = time.Now().Add(3 * time.Second).Truncate(time.Second)
-			w.Header().Set("Retry-After", r.date.UTC().Format(http.TimeFormat))
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
+			return etiquettetest.Status(http.StatusServiceUnavailable).Header("Retry-After", r.date.UTC().Format(http.TimeFormat))
 		}
-		r.retriedAt = time.Now()
-		hcAllowAll(w, req)
-	})
-	defer s.Close()
+		return hcPage
+	}))
 	door, err := politeness.NewDoor(isolatedPolicy())
 	if err != nil {
 		return hcDated{err: err}
@@ -510,6 +511,11 @@ func hcRetryAfterDate() hcDated {
 	mu.Lock()
 	defer mu.Unlock()
 	r.status, r.err = status, err
+	if pages := hcPathArrivals(s.Requests(), "/page"); len(pages) >= 2 {
+		r.retriedAt = pages[1]
+	} else if r.err == nil {
+		r.err = fmt.Errorf("the page was not retried: arrivals %v", etiquettetest.Paths(s.Requests()))
+	}
 	return r
 }
 
@@ -520,56 +526,37 @@ type hcUnavailable struct {
 	err    error
 }
 
-// hcCountingPages starts a site that allows everything in its robots.txt and hands every other
-// request to handle with its number, counting from 1.
-func hcCountingPages(handle func(w http.ResponseWriter, r *http.Request, n int)) *site {
-	var mu sync.Mutex
-	pages := 0
-	return newSite(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			hcAllowAll(w, r)
-			return
+// hcPathArrivals lists when the requests for path arrived.
+func hcPathArrivals(reqs []etiquettetest.Request, path string) []time.Time {
+	var at []time.Time
+	for _, r := range reqs {
+		if r.Path() == path {
+			at = append(at, r.At)
 		}
-		mu.Lock()
-		pages++
-		n := pages
-		mu.Unlock()
-		handle(w, r, n)
-	})
+	}
+	return at
 }
 
 func hcUnavailableWithoutRetryAfter() hcUnavailable {
-	s := hcCountingPages(func(w http.ResponseWriter, r *http.Request, n int) {
-		if n <= 2 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprint(w, "finally")
-	})
-	defer s.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	unavailable := etiquettetest.Status(http.StatusServiceUnavailable)
+	s := site.NewOrigin().Robots(allowAll).Serve("/page", etiquettetest.Text("finally")).
+		Nth("/page", 1, unavailable).Nth("/page", 2, unavailable)
 	door, err := politeness.NewDoor(isolatedPolicy())
 	if err != nil {
 		return hcUnavailable{err: err}
 	}
 	var r hcUnavailable
 	r.status, r.body, r.err = hcGet(context.Background(), door.Client(), s.URL+"/page")
-	for _, h := range s.Hits() {
-		if h.Path == "/page" {
-			r.pages = append(r.pages, h.At)
-		}
-	}
+	r.pages = hcPathArrivals(s.Requests(), "/page")
 	return r
 }
 
 func hcCrawlDelay() []time.Time {
-	s := newSite(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 2\nAllow: /\n")
-			return
-		}
-		fmt.Fprint(w, "ok")
-	})
-	defer s.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	s := site.NewOrigin().Robots("User-agent: *\nCrawl-delay: 2\nAllow: /\n").Otherwise(etiquettetest.Text("ok"))
 	door, err := politeness.NewDoor(isolatedPolicy())
 	if err != nil {
 		return nil
@@ -580,25 +567,7 @@ func hcCrawlDelay() []time.Time {
 		wg.Go(func() { _, _, _ = hcGet(context.Background(), client, s.URL+path) })
 	}
 	wg.Wait()
-	var at []time.Time
-	for _, h := range s.Hits() {
-		at = append(at, h.At)
-	}
-	return at
-}
-
-// hcWindowMax returns the largest number of arrivals in any one-second window [t, t+1s).
-func hcWindowMax(at []time.Time) int {
-	at = slices.SortedFunc(slices.Values(at), time.Time.Compare)
-	most := 0
-	for i := range at {
-		n := 0
-		for j := i; j < len(at) && at[j].Sub(at[i]) < time.Second; j++ {
-			n++
-		}
-		most = max(most, n)
-	}
-	return most
+	return hcArrivals(s.Requests())
 }
 
 // hcRate returns the average arrival rate between the first and the last arrival.

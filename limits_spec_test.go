@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -20,31 +20,17 @@ import (
 )
 
 var _ = Describe("a site that serves a body larger than the crawler processes", func() {
-	var s *site
-	var bomb []byte
+	var s *etiquettetest.Origin
 
 	BeforeEach(func() {
-		s = newSite(func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/robots.txt":
-				fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-			case "/eleven-mib":
-				fmt.Fprint(w, strings.Repeat("y", 11<<20))
-			case "/big":
-				fmt.Fprint(w, "<html>"+strings.Repeat("x", 5000)+"</html>")
-			case "/bomb":
-				w.Header().Set("Content-Encoding", "gzip")
-				w.Header().Set("Content-Type", "text/html")
-				_, _ = w.Write(bomb)
-			default:
-				fmt.Fprint(w, "<html>small</html>")
-			}
-		})
-		DeferCleanup(s.Close)
+		s = newTestSite().NewOrigin().Robots(allowAll).
+			Serve("/eleven-mib", etiquettetest.Text(strings.Repeat("y", 11<<20))).
+			Serve("/big", etiquettetest.Text("<html>"+strings.Repeat("x", 5000)+"</html>").ContentType("text/html")).
+			Otherwise(etiquettetest.HTMLPage("small"))
 	})
 
 	It("cuts the body at the kind's cap and reports it instead of passing on a silently truncated page", func() {
-		p := isolatedPolicy(s.budgetKey())
+		p := isolatedPolicy(s.Addr())
 		p.MaxBodyBytes = map[kind.Kind]int64{kind.HTML: 1000}
 		p.Events = &events.Bus{}
 		var truncated []events.Event
@@ -69,7 +55,7 @@ var _ = Describe("a site that serves a body larger than the crawler processes", 
 	})
 
 	It("lets the door's cap govern, not Colly's silent 10 MiB cut", func() {
-		p := isolatedPolicy(s.budgetKey())
+		p := isolatedPolicy(s.Addr())
 		p.MaxBodyBytes = map[kind.Kind]int64{kind.HTML: 20 << 20}
 		c := colly.NewCollector()
 		Expect(extensions.Polite(c, p)).To(Succeed())
@@ -84,8 +70,8 @@ var _ = Describe("a site that serves a body larger than the crawler processes", 
 		zw := gzip.NewWriter(&b)
 		_, _ = zw.Write(make([]byte, 64<<20)) // 64 MiB of zeros: about 64 KiB on the wire
 		Expect(zw.Close()).To(Succeed())
-		bomb = b.Bytes()
-		door, err := politeness.NewDoor(isolatedPolicy(s.budgetKey()))
+		s.Serve("/bomb", etiquettetest.Text(b.String()).ContentType("text/html").Header("Content-Encoding", "gzip"))
+		door, err := politeness.NewDoor(isolatedPolicy(s.Addr()))
 		Expect(err).NotTo(HaveOccurred())
 		req, _ := http.NewRequest(http.MethodGet, s.URL+"/bomb", nil)
 		resp, err := door.Client().Do(req)

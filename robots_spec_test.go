@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -43,10 +44,10 @@ func (c *robotsClock) Advance(d time.Duration) {
 // robotsPolicy gives the specs their own host clock and keeper. The clock's backoff is short:
 // the backoff layer re-sends a robots.txt answered with 5xx/429 like any request, and how long
 // it pauses is another spec's subject; here only what reaches the site matters.
-func robotsPolicy(keeper *robots.Keeper, sites ...*site) politeness.Policy {
+func robotsPolicy(keeper *robots.Keeper, origins ...*etiquettetest.Origin) politeness.Policy {
 	auth := map[string]float64{}
-	for _, s := range sites {
-		auth[s.budgetKey()] = 50
+	for _, o := range origins {
+		auth[o.Addr()] = 50
 	}
 	clock, err := hostclock.NewLocal(hostclock.Config{Rate: 3, Authorized: auth, Concurrency: 8,
 		Backoff: func(backoff.Class, int, func() float64) time.Duration { return 10 * time.Millisecond },
@@ -70,46 +71,19 @@ func refusedByRobots(err error) *robots.DisallowedError {
 	return de
 }
 
-// robotsSite serves robots.txt with whatever the spec sets, and a page everywhere else.
-type robotsSite struct {
-	*site
-	mu     sync.Mutex
-	answer func(w http.ResponseWriter, r *http.Request)
+// newRobotsSite is an origin that answers robots.txt with answer, and a page everywhere else. A
+// spec changes the robots.txt answer with Serve("/robots.txt", …).
+func newRobotsSite(answer etiquettetest.Answer) *etiquettetest.Origin {
+	return newTestSite().NewOrigin().Serve("/robots.txt", answer).Otherwise(etiquettetest.HTMLPage("page"))
 }
 
-func newRobotsSite(answer func(w http.ResponseWriter, r *http.Request)) *robotsSite {
-	rs := &robotsSite{answer: answer}
-	rs.site = newSite(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			rs.mu.Lock()
-			a := rs.answer
-			rs.mu.Unlock()
-			a(w, r)
-			return
-		}
-		fmt.Fprint(w, "<html><body>page</body></html>")
-	})
-	DeferCleanup(rs.Close)
-	return rs
-}
-
-func (rs *robotsSite) setAnswer(a func(w http.ResponseWriter, r *http.Request)) {
-	rs.mu.Lock()
-	rs.answer = a
-	rs.mu.Unlock()
-}
-
-func serveRobots(body string, header ...string) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		fmt.Fprint(w, body)
+// serveRobots is robots.txt with body and the given header pairs.
+func serveRobots(body string, header ...string) etiquettetest.Answer {
+	a := etiquettetest.Text(body)
+	for i := 0; i+1 < len(header); i += 2 {
+		a = a.Header(header[i], header[i+1])
 	}
-}
-
-func answerStatus(code int) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "robots.txt unavailable", code) }
+	return a
 }
 
 func countPath(paths []string, p string) int {
@@ -124,11 +98,9 @@ func countPath(paths []string, p string) int {
 
 var _ = Describe("a site's robots.txt", func() {
 	It("is requested before any other URL of the origin, and once, by 8 concurrent workers", func() {
-		s := newRobotsSite(func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(100 * time.Millisecond) // every worker is waiting by the time it answers
-			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
-		})
-		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s.site))
+		// Slow, so that every worker is waiting by the time it answers.
+		s := newRobotsSite(serveRobots("User-agent: *\nDisallow: /private\n").Delay(100 * time.Millisecond))
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s))
 		c.Async = true
 		Expect(c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})).To(Succeed())
 		var mu sync.Mutex
@@ -147,139 +119,117 @@ var _ = Describe("a site's robots.txt", func() {
 		}
 		c.Wait()
 
-		paths := s.Paths()
+		paths := etiquettetest.Paths(s.Requests())
 		Expect(paths).NotTo(BeEmpty())
 		Expect(paths[0]).To(Equal("/robots.txt"))
+		Expect(s).To(matchers.FetchRobotsTxtFirst())
 		Expect(countPath(paths, "/robots.txt")).To(Equal(1))
 		Expect(paths).To(HaveLen(17), "robots.txt and the 16 allowed pages")
 		Expect(refused).To(HaveLen(4))
-		for _, p := range paths {
-			Expect(p).NotTo(HavePrefix("/private"))
-		}
+		Expect(s).To(matchers.NeverRequest("/private"))
 	})
 
 	DescribeTable("that cannot be read makes the crawler leave the origin alone",
-		func(answer func(http.ResponseWriter, *http.Request), opts robots.Options) {
+		func(answer etiquettetest.Answer, opts robots.Options) {
 			s := newRobotsSite(answer)
-			c := robotsCollector(robotsPolicy(robots.NewKeeper(opts), s.site))
+			c := robotsCollector(robotsPolicy(robots.NewKeeper(opts), s))
 			for _, p := range []string{"/", "/a", "/b"} {
 				de := refusedByRobots(c.Visit(s.URL + p))
 				Expect(de.Decision.Allowed).To(BeFalse())
 			}
-			for _, p := range s.Paths() {
-				Expect(p).To(Equal("/robots.txt"), "no request but robots.txt reaches the origin")
+			for _, r := range s.Requests() {
+				Expect(r.Path()).To(Equal("/robots.txt"), "no request but robots.txt reaches the origin")
 			}
 		},
-		Entry("500", answerStatus(http.StatusInternalServerError), robots.Options{}),
-		Entry("503", answerStatus(http.StatusServiceUnavailable), robots.Options{}),
-		Entry("429, treated like a server error", answerStatus(http.StatusTooManyRequests), robots.Options{}),
-		Entry("a timeout", func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
-		}, robots.Options{FetchTimeout: 300 * time.Millisecond}),
+		Entry("500", etiquettetest.Status(http.StatusInternalServerError), robots.Options{}),
+		Entry("503", etiquettetest.Status(http.StatusServiceUnavailable), robots.Options{}),
+		Entry("429, treated like a server error", etiquettetest.Status(http.StatusTooManyRequests), robots.Options{}),
+		// A hang: nothing is answered until the keeper gives up.
+		Entry("a timeout", serveRobots(allowAll).HoldUntil(nil), robots.Options{FetchTimeout: 300 * time.Millisecond}),
 	)
 
 	It("answered 404 lets the crawl proceed", func() {
-		s := newRobotsSite(answerStatus(http.StatusNotFound))
-		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s.site))
+		s := newRobotsSite(etiquettetest.Status(http.StatusNotFound))
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s))
 		Expect(c.Visit(s.URL + "/a")).To(Succeed())
 		Expect(c.Visit(s.URL + "/private/b")).To(Succeed())
-		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/a", "/private/b"}))
+		Expect(etiquettetest.Paths(s.Requests())).To(Equal([]string{"/robots.txt", "/a", "/private/b"}))
 	})
 
 	It("is obeyed when reached through 5 redirects, one crossing origins", func() {
 		final := newRobotsSite(serveRobots("User-agent: ExampleBot\nDisallow: /private\n"))
 		// /robots.txt → /hop/1 → /hop/2 → /hop/3 → /hop/4 → the other origin: five redirects.
-		s := newSite(func(w http.ResponseWriter, r *http.Request) {
-			var n int
-			switch {
-			case r.URL.Path == "/robots.txt":
-				http.Redirect(w, r, "/hop/1", http.StatusMovedPermanently)
-			case r.URL.Path == "/hop/4":
-				http.Redirect(w, r, final.URL+"/robots.txt", http.StatusFound)
-			case strings.HasPrefix(r.URL.Path, "/hop/"):
-				fmt.Sscanf(r.URL.Path, "/hop/%d", &n)
-				http.Redirect(w, r, fmt.Sprintf("/hop/%d", n+1), http.StatusFound)
-			default:
-				fmt.Fprint(w, "<html>page</html>")
-			}
-		})
-		DeferCleanup(s.Close)
-		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s, final.site))
+		s := newTestSite().NewOrigin().
+			Serve("/robots.txt", etiquettetest.Redirect(http.StatusMovedPermanently, "/hop/1")).
+			Serve("/hop/4", etiquettetest.Redirect(http.StatusFound, final.URL+"/robots.txt")).
+			Otherwise(etiquettetest.HTMLPage("page"))
+		for n := 1; n < 4; n++ {
+			s.Serve(fmt.Sprintf("/hop/%d", n), etiquettetest.Redirect(http.StatusFound, fmt.Sprintf("/hop/%d", n+1)))
+		}
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s, final))
 		refusedByRobots(c.Visit(s.URL + "/private/x"))
 		Expect(c.Visit(s.URL + "/public")).To(Succeed())
-		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/hop/1", "/hop/2", "/hop/3", "/hop/4", "/public"}))
-		Expect(final.Paths()).To(Equal([]string{"/robots.txt"}))
+		Expect(etiquettetest.Paths(s.Requests())).To(Equal([]string{"/robots.txt", "/hop/1", "/hop/2", "/hop/3", "/hop/4", "/public"}))
+		Expect(etiquettetest.Paths(final.Requests())).To(Equal([]string{"/robots.txt"}))
 	})
 
 	It("keeps a page that redirects into a disallowed path from being fetched", func() {
-		s := newSite(func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/robots.txt":
-				fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
-			case "/old":
-				http.Redirect(w, r, "/private/new", http.StatusMovedPermanently)
-			default:
-				fmt.Fprint(w, "<html>page</html>")
-			}
-		})
-		DeferCleanup(s.Close)
+		s := newRobotsSite(serveRobots("User-agent: *\nDisallow: /private\n")).
+			Serve("/old", etiquettetest.Redirect(http.StatusMovedPermanently, "/private/new"))
 		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s))
 		de := refusedByRobots(c.Visit(s.URL + "/old"))
 		Expect(de.URL).To(HaveSuffix("/private/new"))
 		Expect(de.Decision.Line).To(Equal(2))
 		Expect(de.Decision.Rule).To(Equal("Disallow: /private"))
-		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/old"}))
+		Expect(etiquettetest.Paths(s.Requests())).To(Equal([]string{"/robots.txt", "/old"}))
 	})
 
 	It("is checked for HEAD requests too", func() {
 		s := newRobotsSite(serveRobots("User-agent: *\nDisallow: /private\n"))
-		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s.site))
+		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), s))
 		refusedByRobots(c.Head(s.URL + "/private/file.pdf"))
 		Expect(c.Head(s.URL + "/public/file.pdf")).To(Succeed())
 		var methods []string
-		for _, h := range s.Hits() {
-			methods = append(methods, h.Method+" "+h.Path)
+		for _, r := range s.Requests() {
+			methods = append(methods, r.Method+" "+r.Target)
 		}
 		Expect(methods).To(Equal([]string{"GET /robots.txt", "HEAD /public/file.pdf"}))
 	})
 
 	Describe("after its lifetime", func() {
 		var (
-			s   *robotsSite
+			s   *etiquettetest.Origin
 			clk *robotsClock
 			c   *colly.Collector
 		)
 		BeforeEach(func() {
 			s = newRobotsSite(serveRobots("User-agent: *\nDisallow: /a\n", "Cache-Control", "max-age=7200"))
 			clk = &robotsClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-			c = robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{Now: clk.Now}), s.site))
+			c = robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{Now: clk.Now}), s))
 			c.AllowURLRevisit = true
 			refusedByRobots(c.Visit(s.URL + "/a"))
 			Expect(c.Visit(s.URL + "/b")).To(Succeed())
 		})
 
 		It("fetches it again, and a changed robots.txt changes the decisions", func() {
-			s.setAnswer(serveRobots("User-agent: *\nDisallow: /b\n"))
+			s.Serve("/robots.txt", serveRobots("User-agent: *\nDisallow: /b\n"))
 			clk.Advance(119 * time.Minute)
 			refusedByRobots(c.Visit(s.URL + "/a")) // still the first file
 			clk.Advance(time.Minute)
 			Expect(c.Visit(s.URL + "/a")).To(Succeed())
 			refusedByRobots(c.Visit(s.URL + "/b"))
-			Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/b", "/robots.txt", "/a"}))
+			Expect(etiquettetest.Paths(s.Requests())).To(Equal([]string{"/robots.txt", "/b", "/robots.txt", "/a"}))
 		})
 
 		It("keeps the last good copy when the refresh answers 503", func() {
-			s.setAnswer(answerStatus(http.StatusServiceUnavailable))
+			s.Serve("/robots.txt", etiquettetest.Status(http.StatusServiceUnavailable))
 			clk.Advance(25 * time.Hour)
 			de := refusedByRobots(c.Visit(s.URL + "/a"))
 			Expect(de.Decision.Reason).To(ContainSubstring("RFC 9309 §2.4"))
 			Expect(c.Visit(s.URL + "/b")).To(Succeed())
-			paths := s.Paths()
+			paths := etiquettetest.Paths(s.Requests())
 			Expect(paths[len(paths)-1]).To(Equal("/b"))
-			Expect(countPath(paths, "/a")).To(Equal(0))
+			Expect(s).To(matchers.NeverRequest("/a$"))
 			Expect(countPath(paths, "/b")).To(Equal(2))
 		})
 	})
@@ -309,7 +259,7 @@ var _ = Describe("a robots.txt cached on disk with a year's max-age and no valid
 		s := newRobotsSite(serveRobots("User-agent: *\nDisallow: /private\n", "Cache-Control", "max-age=31536000"))
 		dir := GinkgoT().TempDir()
 		process := func(later time.Duration) *colly.Collector {
-			p := robotsPolicy(robots.NewKeeper(robots.Options{}), s.site)
+			p := robotsPolicy(robots.NewKeeper(robots.Options{}), s)
 			store, err := cache.NewDiskStore(dir, cache.DiskOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			p.NoCache, p.CacheStore = false, agedStore{store, later}
@@ -317,18 +267,19 @@ var _ = Describe("a robots.txt cached on disk with a year's max-age and no valid
 		}
 		Expect(process(0).Visit(s.URL + "/a")).To(Succeed())
 		Expect(process(23 * time.Hour).Visit(s.URL + "/b")).To(Succeed())
-		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/a", "/b"}), "a copy under a day old is reused")
+		Expect(etiquettetest.Paths(s.Requests())).To(Equal([]string{"/robots.txt", "/a", "/b"}), "a copy under a day old is reused")
 
 		Expect(process(25 * time.Hour).Visit(s.URL + "/c")).To(Succeed())
-		Expect(s.Paths()).To(Equal([]string{"/robots.txt", "/a", "/b", "/robots.txt", "/c"}))
+		Expect(etiquettetest.Paths(s.Requests())).To(Equal([]string{"/robots.txt", "/a", "/b", "/robots.txt", "/c"}))
 	})
 })
 
 var _ = Describe("an origin that refuses connections", func() {
 	It("is left alone, with an error that says robots.txt is unreachable rather than that a rule forbids the page", func() {
-		gone := newSite(func(http.ResponseWriter, *http.Request) {})
+		closed := etiquettetest.NewSite()
+		gone := closed.NewOrigin()
 		url := gone.URL + "/page"
-		gone.Close()
+		closed.Close()
 		c := robotsCollector(robotsPolicy(robots.NewKeeper(robots.Options{}), gone))
 		err := c.Visit(url)
 		de := refusedByRobots(err)

@@ -3,12 +3,11 @@ package etiquette_test
 import (
 	"bytes"
 	"crypto/ed25519"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gocolly/colly/v2"
@@ -16,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	"golang.org/x/net/html"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/extensions"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/identity"
@@ -23,8 +23,8 @@ import (
 	"github.com/politecrawl/etiquette/politeness/webbotauth"
 )
 
-// checked is one request as a verifying site saw it: the path, the signature fields, and what
-// webbotauth.Verify made of them against the crawler's published key set.
+// checked is one request as a verifying site sees it: the path, the signature fields, and what
+// webbotauth.Verify made of them against the crawler's published key set when it arrived.
 type checked struct {
 	Path   string
 	Input  string // Signature-Input
@@ -33,77 +33,46 @@ type checked struct {
 	Err    error
 }
 
-// verifyingSite is a site whose server checks every request's signature as it arrives.
-type verifyingSite struct {
-	*site
-	mu     sync.Mutex
-	checks []checked
-}
-
-func newVerifyingSite(keys func() webbotauth.JWKS, handler http.HandlerFunc) *verifyingSite {
-	v := &verifyingSite{}
-	v.site = newSite(func(w http.ResponseWriter, r *http.Request) {
-		res, err := webbotauth.Verify(r, keys(), time.Now())
+// checks verifies the signature of every request o received, as the origin's server would have
+// on arrival: the request rebuilt as the server saw it (path and query, Host, headers), checked
+// against keys at the time it arrived.
+func checks(o *etiquettetest.Origin, keys webbotauth.JWKS) []checked {
+	var out []checked
+	for _, r := range o.Requests() {
+		target, err := url.ParseRequestURI(r.Target)
+		Expect(err).NotTo(HaveOccurred())
+		header := r.Header.Clone()
+		header.Del("Host")
+		received := &http.Request{Method: r.Method, URL: target, Host: r.Header.Get("Host"), Header: header}
+		res, err := webbotauth.Verify(received, keys, r.At)
 		fields := http.Header{}
 		for _, name := range []string{"Signature-Agent", "Signature-Input", "Signature"} {
 			if vals := r.Header.Values(name); len(vals) > 0 {
 				fields[name] = vals
 			}
 		}
-		v.mu.Lock()
-		v.checks = append(v.checks, checked{Path: r.URL.Path, Input: r.Header.Get("Signature-Input"), Fields: fields, Result: res, Err: err})
-		v.mu.Unlock()
-		handler(w, r)
-	})
-	return v
-}
-
-func (v *verifyingSite) Checks() []checked {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]checked(nil), v.checks...)
+		out = append(out, checked{Path: r.Path(), Input: r.Header.Get("Signature-Input"), Fields: fields, Result: res, Err: err})
+	}
+	return out
 }
 
 // twoOrigins is a home site whose /go redirects to /landing on a second origin, which answers
 // its first request with 429 and Retry-After: 1.
-func twoOrigins(keys func() webbotauth.JWKS) (home, away *verifyingSite) {
-	var once sync.Once
-	away = newVerifyingSite(keys, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-		case "/landing":
-			throttled := false
-			once.Do(func() { throttled = true })
-			if throttled {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "slow down", http.StatusTooManyRequests)
-				return
-			}
-			fmt.Fprint(w, "<html><body>landed</body></html>")
-		default:
-			fmt.Fprint(w, "<html><body>page</body></html>")
-		}
-	})
-	home = newVerifyingSite(keys, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
-		case "/":
-			fmt.Fprint(w, `<html><body><a href="/go">onwards</a></body></html>`)
-		case "/go":
-			http.Redirect(w, r, away.URL+"/landing", http.StatusFound)
-		default:
-			fmt.Fprint(w, "<html><body>page</body></html>")
-		}
-	})
-	DeferCleanup(home.Close)
-	DeferCleanup(away.Close)
+func twoOrigins() (home, away *etiquettetest.Origin) {
+	site := newTestSite()
+	away = site.NewOrigin().Robots(allowAll).
+		Serve("/landing", etiquettetest.HTMLPage("landed")).
+		Nth("/landing", 1, etiquettetest.Status(http.StatusTooManyRequests).RetryAfter(time.Second)).
+		Otherwise(etiquettetest.HTMLPage("page"))
+	home = site.NewOrigin().Robots(allowAll).
+		Page("/", "home", "/go").
+		Serve("/go", etiquettetest.Redirect(http.StatusFound, away.URL+"/landing")).
+		Otherwise(etiquettetest.HTMLPage("page"))
 	return home, away
 }
 
 // crawl visits home's front page with a Colly collector made polite with p, following links.
-func crawl(p politeness.Policy, home *verifyingSite) {
+func crawl(p politeness.Policy, home *etiquettetest.Origin) {
 	c := colly.NewCollector()
 	Expect(extensions.Polite(c, p)).To(Succeed())
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
@@ -138,19 +107,18 @@ var _ = Describe("a crawler that signs its requests (Web Bot Auth)", func() {
 		published, err = webbotauth.ParseJWKS(body)
 		Expect(err).NotTo(HaveOccurred())
 	})
-	keys := func() webbotauth.JWKS { return published }
 
 	Context("crawling two origins with a cross-origin redirect and a 429 that is retried", func() {
 		It("signs every request that reaches a server — robots.txt, pages, the hop and the retry — and each verifies against the published key set", func() {
-			home, away := twoOrigins(keys)
-			p := isolatedPolicy(home.budgetKey(), away.budgetKey())
+			home, away := twoOrigins()
+			p := isolatedPolicy(home.Addr(), away.Addr())
 			p.SignKey = key
 			crawl(p, home)
 
-			Expect(pathsOf(home.Checks())).To(HaveExactElements("/robots.txt", "/", "/go"))
-			Expect(pathsOf(away.Checks())).To(HaveExactElements("/robots.txt", "/landing", "/landing"), "the hop, then the retry after the 429")
+			Expect(etiquettetest.Paths(home.Requests())).To(HaveExactElements("/robots.txt", "/", "/go"))
+			Expect(etiquettetest.Paths(away.Requests())).To(HaveExactElements("/robots.txt", "/landing", "/landing"), "the hop, then the retry after the 429")
 			var nonces []string
-			for _, c := range append(home.Checks(), away.Checks()...) {
+			for _, c := range append(checks(home, published), checks(away, published)...) {
 				Expect(c.Err).NotTo(HaveOccurred(), "request for %s", c.Path)
 				Expect(c.Result.KeyID).To(Equal(published.Keys[0].Kid), "request for %s", c.Path)
 				Expect(c.Result.Agent).To(Equal("https://example.org" + webbotauth.WellKnownPath))
@@ -168,13 +136,13 @@ var _ = Describe("a crawler that signs its requests (Web Bot Auth)", func() {
 		})
 
 		It("has signatures that fail when replayed to the other origin", func() {
-			home, away := twoOrigins(keys)
-			p := isolatedPolicy(home.budgetKey(), away.budgetKey())
+			home, away := twoOrigins()
+			p := isolatedPolicy(home.Addr(), away.Addr())
 			p.SignKey = key
 			crawl(p, home)
 
 			var front checked
-			for _, c := range home.Checks() {
+			for _, c := range checks(home, published) {
 				if c.Path == "/" {
 					front = c
 				}
@@ -188,8 +156,8 @@ var _ = Describe("a crawler that signs its requests (Web Bot Auth)", func() {
 			resp, err := http.DefaultClient.Do(replay)
 			Expect(err).NotTo(HaveOccurred())
 			resp.Body.Close()
-			checks := away.Checks()
-			last := checks[len(checks)-1]
+			checked := checks(away, published)
+			last := checked[len(checked)-1]
 			Expect(last.Path).To(Equal("/"))
 			Expect(last.Err).To(MatchError(webbotauth.ErrBadSignature), "the same method and path, another authority")
 		})
@@ -197,11 +165,11 @@ var _ = Describe("a crawler that signs its requests (Web Bot Auth)", func() {
 
 	Context("without a signing key", func() {
 		It("signs nothing", func() {
-			home, away := twoOrigins(keys)
-			crawl(isolatedPolicy(home.budgetKey(), away.budgetKey()), home)
-			checks := append(home.Checks(), away.Checks()...)
-			Expect(checks).To(HaveLen(6))
-			for _, c := range checks {
+			home, away := twoOrigins()
+			crawl(isolatedPolicy(home.Addr(), away.Addr()), home)
+			checked := append(checks(home, published), checks(away, published)...)
+			Expect(checked).To(HaveLen(6))
+			for _, c := range checked {
 				Expect(c.Fields).To(BeEmpty(), "request for %s", c.Path)
 				Expect(c.Err).To(MatchError(webbotauth.ErrNoSignature))
 			}
@@ -219,14 +187,6 @@ var _ = Describe("a crawler that signs its requests (Web Bot Auth)", func() {
 		})
 	})
 })
-
-func pathsOf(checks []checked) []string {
-	var out []string
-	for _, c := range checks {
-		out = append(out, c.Path)
-	}
-	return out
-}
 
 // readablePage returns the text of an HTML document as a reader sees it (style excluded).
 func readablePage(doc []byte) string {

@@ -36,6 +36,7 @@ type Answer struct {
 	delay       time.Duration
 	hops        int
 	final       *Answer
+	choose      func(*http.Request) Answer // set by Func
 }
 
 // Text is a 200 answer with a text/plain body.
@@ -73,6 +74,46 @@ func RedirectChain(hops int, final Answer) Answer {
 	}
 	a := Status(http.StatusFound)
 	a.hops, a.final = hops, &final
+	return a
+}
+
+// Func is an answer chosen afresh for each request by choose, for what the other parts cannot
+// express: an answer that depends on requests to other paths (the sixth page request of any
+// path is slow), or on the moment it is asked for (a Retry-After date a few seconds ahead). The
+// answer choose returns is sent as it is, waits and validators included; the request is recorded
+// like any other. The methods of the Answer that Func returns have no effect — refine the answers
+// choose returns instead. choose may be called from several requests at once. When choose is nil
+// or returns another Func answer, the request is answered 500 with a body that says so.
+func Func(choose func(r *http.Request) Answer) Answer {
+	if choose == nil {
+		return funcMisuse("etiquettetest: Func(nil): no function to choose the answer\n")
+	}
+	return Answer{choose: choose}
+}
+
+func funcMisuse(text string) Answer {
+	a := Text(text)
+	a.status = http.StatusInternalServerError
+	return a
+}
+
+// chosen returns the answer for r: a Func answer's choice, or a itself.
+func (a Answer) chosen(r *http.Request) Answer {
+	if a.choose == nil {
+		return a
+	}
+	c := a.choose(r)
+	if c.choose != nil {
+		return funcMisuse("etiquettetest: a Func answer chose another Func answer\n")
+	}
+	return c
+}
+
+// ContentType sets the answer's Content-Type, e.g. "text/html" for a body built by hand with
+// [Text]; it replaces the one the constructor chose. [Answer.Gzipped] still sends
+// application/gzip.
+func (a Answer) ContentType(mediaType string) Answer {
+	a.contentType = mediaType
 	return a
 }
 

@@ -7,7 +7,9 @@
 // builds each origin's answers from parts — robots.txt, pages with links, sitemaps, a feed,
 // llms.txt, a WordPress listing, redirects across origins — and refines them: validators (and
 // 304 on a matching conditional request), cookies, 429 or 503 with Retry-After on the n-th
-// request to a path, slow and hanging answers released by a channel or a duration.
+// request to a path, slow and hanging answers released by a channel or a duration. An answer
+// the parts cannot express — one that depends on a count across paths, or on the moment it is
+// asked for — is chosen per request by a function ([Func]).
 //
 //	site := etiquettetest.NewSite()
 //	defer site.Close()
@@ -17,13 +19,13 @@
 //	shop.Nth("/a", 1, etiquettetest.Status(429).RetryAfter(time.Second))
 //
 // The site records every request as its server saw it — arrival time, origin, method, path and
-// query, every header — and what it answered ([Request]). [Site.Mark] and [Site.Since] cut the
+// query, every header — and what it answered: status, headers, body bytes ([Request]). [Site.Mark] and [Site.Since] cut the
 // recording, e.g. to judge a second crawl alone.
 //
 // A [Rule] is an operator's expectation judged over a recording: [IdentifyEveryRequestAs],
 // [FetchRobotsTxtFirst], [NeverRequest], [StartAtMostPerSecond], [KeepAtMostInFlight],
 // [WaitAfterRetryAfter], [SendNoCookies], [SendOnlyCookies], [RevalidateWith304],
-// [ProbeNoWellKnown]. [Verify] checks rules in a plain test; package matchers offers each rule as
+// [ProbeNoWellKnown]. [Site.Check] and [Verify] check rules in a plain test; package matchers offers each rule as
 // a Gomega matcher. A broken rule's [ViolationError] lists the offending requests as an operator
 // would quote them from a log. No rule passes on an empty recording.
 package etiquettetest

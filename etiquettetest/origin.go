@@ -104,9 +104,9 @@ func (o *Origin) answerFor(path string) Answer {
 // ServeHTTP records the request, waits as its answer asks, answers and records the answer.
 func (o *Origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	i := o.site.arrive(o.URL, r)
-	a := o.answerFor(r.URL.Path).forHop(r)
+	a := o.answerFor(r.URL.Path).chosen(r).forHop(r)
 	if !a.wait(r.Context(), o.site.closed) {
-		o.site.finish(i, time.Now(), 0, nil, nil)
+		o.site.finish(i, time.Now(), 0, nil, 0, nil)
 		// The documented way to drop the connection without an answer: a crawler must see a
 		// hang end as a failure, not as an empty 200.
 		panic(http.ErrAbortHandler)
@@ -122,7 +122,7 @@ func (o *Origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil && status == 0 {
 		status = http.StatusInternalServerError
 	}
-	o.site.finish(i, done, status, rw.head, o.wellKnown(r, a, rw.head))
+	o.site.finish(i, done, status, rw.head, rw.bodyBytes, o.wellKnown(r, a, rw.head))
 }
 
 // wellKnown lists the /.well-known/ URLs the answer mentions. A 304 counts its body: the
@@ -145,6 +145,7 @@ type recordingWriter struct {
 	status    int
 	head      http.Header
 	lastWrite time.Time
+	bodyBytes int64
 }
 
 func (w *recordingWriter) WriteHeader(code int) {
@@ -159,7 +160,9 @@ func (w *recordingWriter) Write(p []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	w.lastWrite = time.Now()
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	w.bodyBytes += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the server's writer.

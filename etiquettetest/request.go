@@ -35,6 +35,10 @@ type Request struct {
 	// Answer holds the headers the origin answered with (Retry-After, ETag, Set-Cookie, …);
 	// nil until the answer is written.
 	Answer http.Header
+	// BodyBytes is the number of body bytes the origin wrote in its answer, as sent (a gzipped
+	// file counts compressed): what the answer cost the site. It is 0 for a 304, an answer to
+	// HEAD, a request not yet answered, and one that got no answer.
+	BodyBytes int64
 	// WellKnown lists the absolute URLs under /.well-known/ that the answer mentioned, in its
 	// body or in a Location or Link header: the ones the site itself points crawlers to.
 	WellKnown []string

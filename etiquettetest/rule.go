@@ -109,6 +109,22 @@ func Verify(t TB, reqs []Request, rules ...Rule) bool {
 	return kept
 }
 
+// Check judges everything the site recorded — every origin, from the first request on — against
+// rules, as Verify(t, s.Requests(), rules...) does: each broken rule is reported with t.Errorf,
+// and Check returns whether all were kept. It is the plain-testing counterpart of
+// Expect(site).To(matcher). A site that answered requests beyond [MaxRecorded] fails without
+// judging anything, because part of the crawl was not recorded.
+//
+//	site.Check(t, etiquettetest.FetchRobotsTxtFirst(), etiquettetest.SendNoCookies())
+func (s *Site) Check(t TB, rules ...Rule) bool {
+	t.Helper()
+	if n := s.Unrecorded(); n > 0 {
+		t.Errorf("etiquettetest: the site answered %d requests beyond the %d it records; judge a shorter crawl", n, MaxRecorded)
+		return false
+	}
+	return Verify(t, s.Requests(), rules...)
+}
+
 // quoteOrNone quotes a header's values for a problem description, or says it is absent.
 func quoteOrNone(values []string) string {
 	switch len(values) {

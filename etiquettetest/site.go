@@ -159,12 +159,12 @@ func (s *Site) arrive(origin string, r *http.Request) int {
 }
 
 // finish records what the site answered to the request at place i (-1: not recorded).
-func (s *Site) finish(i int, done time.Time, status int, answer http.Header, wellKnown []string) {
+func (s *Site) finish(i int, done time.Time, status int, answer http.Header, bodyBytes int64, wellKnown []string) {
 	if i < 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := &s.log[i]
-	r.Done, r.Status, r.Answer, r.WellKnown = done, status, answer, wellKnown
+	r.Done, r.Status, r.Answer, r.BodyBytes, r.WellKnown = done, status, answer, bodyBytes, wellKnown
 }
