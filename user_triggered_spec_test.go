@@ -84,8 +84,7 @@ var _ = Describe("A fetch one person asked for (etiquette fetch)", Ordered, func
 		home string
 	)
 	BeforeEach(func() {
-		site = etiquettetest.NewSite()
-		DeferCleanup(site.Close)
+		site = newTestSite()
 		o = site.NewOrigin()
 		o.Page("/article", "An article", "/a", "/b", "/c", "/d")
 		home = GinkgoT().TempDir()
@@ -157,8 +156,7 @@ var _ = Describe("A fetch one person asked for (etiquette fetch)", Ordered, func
 
 var _ = Describe("A Colly collector set up with extensions.UserTriggered", func() {
 	It("sends one page request, refuses every link it is asked to follow, and marks its responses", func() {
-		site := etiquettetest.NewSite()
-		DeferCleanup(site.Close)
+		site := newTestSite()
 		o := site.NewOrigin().Robots("User-agent: *\nAllow: /\n")
 		o.Page("/", "Home", "/a", "/b", "/c")
 
