@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+
+	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/report"
 )
 
@@ -43,6 +48,13 @@ func TestDemoReportsEveryOrigin(t *testing.T) {
 			t.Errorf("report shows no requests to %s:\n%s", origin, out)
 		}
 	}
+	// Every section of the report shows a non-zero figure for some origin: the demo site
+	// exercises each behaviour the report describes.
+	for _, section := range []string{"requests", "statuses", "waits", "robots.txt", "pauses", "cache", "cookies", "found via", "not sent"} {
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(section) + ` +.*[1-9]`).MatchString(out) {
+			t.Errorf("no origin shows a non-zero figure under %q:\n%s", section, out)
+		}
+	}
 }
 
 // TestDemoTwiceWritesReports: with --twice --report DIR the demo writes a report directory per
@@ -59,12 +71,15 @@ func TestDemoTwiceWritesReports(t *testing.T) {
 		t.Fatalf("demo --twice: exit %d, want 0; stderr:\n%s", code, errOut)
 	}
 	for _, pass := range []string{"pass1", "pass2"} {
-		html, err := os.ReadFile(filepath.Join(dir, pass, report.HTMLFile))
+		page, err := os.ReadFile(filepath.Join(dir, pass, report.HTMLFile))
 		if err != nil {
 			t.Fatalf("demo --report: %v", err)
 		}
-		if !strings.Contains(string(html), "<svg") {
+		if !strings.Contains(string(page), "<svg") {
 			t.Errorf("%s/%s draws no timeline (no <svg)", pass, report.HTMLFile)
+		}
+		if _, err := html.ParseWithOptions(bytes.NewReader(page), html.ParseOptionEnableScripting(false)); err != nil {
+			t.Errorf("%s/%s does not parse as HTML: %v", pass, report.HTMLFile, err)
 		}
 		if st, err := os.Stat(filepath.Join(dir, pass, report.EventsFile)); err != nil || st.Size() == 0 {
 			t.Errorf("%s/%s missing or empty: %v", pass, report.EventsFile, err)
@@ -77,4 +92,33 @@ func TestDemoTwiceWritesReports(t *testing.T) {
 	if !strings.Contains(second, "revalidated") {
 		t.Errorf("the second pass shows no 304 (revalidated) answers:\n%s", second)
 	}
+	// The second pass costs the site 304s or nothing: at least 95 % of its responses are fresh
+	// copies or revalidated ones.
+	cached, responses := 0, 0
+	for _, e := range readEvents(t, filepath.Join(dir, "pass2", report.EventsFile)) {
+		if e.Type == events.Response {
+			responses++
+			if e.Cache == cache.Fresh || e.Cache == cache.Revalidated {
+				cached++
+			}
+		}
+	}
+	if responses == 0 || cached*100 < responses*95 {
+		t.Errorf("the second pass answered %d of %d responses from the cache (fresh or revalidated); want at least 95 %%", cached, responses)
+	}
+}
+
+// readEvents reads an events.jsonl file the demo wrote.
+func readEvents(t *testing.T, name string) []events.Event {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, err := report.ReadJSONL(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return evs
 }

@@ -26,6 +26,7 @@ package demosite
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/politeness/identity"
@@ -71,6 +72,11 @@ func Start() (s *Site, err error) {
 		return nil, err
 	}
 	b := bases{Blog: s.Blog.URL, Shop: s.Shop.URL, Docs: s.Docs.URL, Archive: s.Archive.URL}
+	for _, o := range []*etiquettetest.Origin{s.Blog, s.Shop, s.Docs, s.Archive} {
+		// What is not there (an llms.txt, a guessed sitemap) may be remembered for an hour, so
+		// a second pass through the cache does not ask again.
+		o.Otherwise(etiquettetest.Status(http.StatusNotFound).Header("Cache-Control", "max-age=3600"))
+	}
 	for _, build := range []func(bases) error{s.buildBlog, s.buildShop, s.buildDocs, s.buildArchive} {
 		if err := build(b); err != nil {
 			return nil, err

@@ -65,7 +65,8 @@ func (s *Site) buildShop(b bases) error {
 		return err
 	}
 	o.Nth("/products", 1, etiquettetest.Status(http.StatusTooManyRequests).RetryAfter(ShopPause))
-	o.Serve("/help", etiquettetest.Redirect(http.StatusMovedPermanently, s.Docs.URL+"/guide"))
+	// A permanent move may be reused for an hour: the second pass follows it from the cache.
+	o.Serve("/help", etiquettetest.Redirect(http.StatusMovedPermanently, s.Docs.URL+"/guide").Header("Cache-Control", "max-age=3600"))
 	validated(o, "/sitemap.xml", etiquettetest.Sitemap(urlsOf(o, pages)...))
 	return nil
 }
