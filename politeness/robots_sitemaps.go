@@ -20,9 +20,13 @@ type robotsLookup struct {
 // Sitemaps returns the Sitemap lines of the robots.txt of u's origin (resolved, http(s) only,
 // without duplicates, in file order; see robots.Entry.Sitemaps): the copy the robots gate
 // decides by, fetched through the door — identified, budgeted, cached — when the keeper holds
-// no fresh one. An origin whose robots.txt is missing or unreachable has none. It fails only for
-// a URL without an http(s) origin, or when ctx ends before robots.txt is known.
+// no fresh one. An origin whose robots.txt is missing or unreachable has none. It fails for a URL
+// without an http(s) origin, when ctx ends before robots.txt is known, and with ErrStopped once
+// the door was stopped (a stopped door sends nothing, robots.txt included).
 func (d *Door) Sitemaps(ctx context.Context, u *url.URL) ([]string, error) {
+	if d.pending.stopped.Load() {
+		return nil, ErrStopped
+	}
 	e, err := d.robots.keeper.Lookup(ctx, u, d.robots.fetch)
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt Sitemap lines: %w", err)

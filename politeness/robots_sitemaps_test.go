@@ -2,6 +2,7 @@ package politeness
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -55,5 +56,28 @@ func TestSitemapsRefusesAURLWithoutOrigin(t *testing.T) {
 	d := testDoor(t, srv, nil)
 	if _, err := d.Sitemaps(context.Background(), &url.URL{Path: "/relative"}); err == nil {
 		t.Fatal("Sitemaps accepted a URL without an origin")
+	}
+}
+
+// A stopped door sends nothing, robots.txt for a caller's Sitemap lines included.
+func TestSitemapsAfterStopSendsNothing(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	d := testDoor(t, srv, nil)
+	d.Stop()
+	u, _ := url.Parse(srv.URL + "/")
+	if _, err := d.Sitemaps(context.Background(), u); !errors.Is(err, ErrStopped) {
+		t.Errorf("Sitemaps after Stop: %v, want ErrStopped", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("a stopped door sent %q", got)
 	}
 }
