@@ -330,8 +330,14 @@ func (f *Frontier) Close() {
 // Drain removes every queued URL and yields it, so that a crawl that stops early can report what
 // it did not fetch. It is meant for after Close. A storage error ends the sequence early; it is
 // logged.
+//
+// Over a SharedStorage Drain removes and yields nothing: the URLs belong to the crawl as a whole,
+// and the crawl's other processes fetch them; a process that stops early leaves them queued.
 func (f *Frontier) Drain() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
+		if _, shared := f.store.(SharedStorage); shared {
+			return
+		}
 		keys, err := f.store.Origins()
 		if err != nil {
 			f.log.Warn("frontier: could not list the queues to drain", "err", err)
