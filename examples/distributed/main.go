@@ -53,10 +53,8 @@ func main() {
 // run crawls with the other processes of cfg.Crawl until the crawl as a whole is done, writing one
 // "URL\tstatus" line to out per page this process fetched.
 //
-// Stop one process by killing it (Ctrl-C does): the URLs it held go back to the others when its
-// leases expire. Ending ctx early is not a way to stop one process alone: crawler.Run then takes
-// every URL still queued to report it as not fetched, and in a shared queue those are every
-// process's URLs.
+// One process may stop early (ctx ends, or it is killed): the URLs still queued stay in the shared
+// queue for the others, and the ones it held go back to them when its leases expire.
 func run(ctx context.Context, cfg config, out io.Writer) error {
 	opts, err := redis.ParseURL(cfg.Redis)
 	if err != nil {
