@@ -103,12 +103,14 @@ type Store struct {
 
 	id string // this process's, in lease ids
 
-	clockOnce  sync.Once
-	clock      *Clock
-	queueOnce  sync.Once
-	queue      *Queue
-	robotsOnce sync.Once
-	robots     *RobotsStore
+	clockOnce     sync.Once
+	clock         *Clock
+	queueOnce     sync.Once
+	queue         *Queue
+	robotsOnce    sync.Once
+	robots        *RobotsStore
+	discoveryOnce sync.Once
+	discovery     *DiscoveryClaims
 
 	beat *heartbeat
 }

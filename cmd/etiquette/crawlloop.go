@@ -59,11 +59,12 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		MaxPages: o.maxPages,
 		MaxDepth: o.maxDepth,
 		// One page may fill its origin's queue, but no more: links beyond would only be dropped.
-		Links:        links.Options{MaxLinks: o.maxQueue},
-		Discovery:    o.discovery(),
-		LastmodTrust: o.lastmodTrustOption(),
-		Report:       out.result,
-		Grace:        drainTime,
+		Links:           links.Options{MaxLinks: o.maxQueue},
+		Discovery:       o.discovery(),
+		DiscoveryClaims: o.discoveryClaims(),
+		LastmodTrust:    o.lastmodTrustOption(),
+		Report:          out.result,
+		Grace:           drainTime,
 	})
 	interrupted := ctx.Err() != nil
 	progress.Close()
