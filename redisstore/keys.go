@@ -37,6 +37,8 @@ import (
 //	PREFIX{host[:port]}:taken              sorted set: URLs handed out → lease expiry (µs)
 //	PREFIX{host[:port]}:seen               set: 128-bit hashes of every URL accepted
 //	PREFIX{host[:port]}:gaveup             "at-µs reason": the origin was given up for this crawl
+//	PREFIX{host[:port]}:stats              hash: the crawl's counters of the origin, every process's
+//	                                       (Clock.Stats: requests, waits, waited, too_many, …)
 //	PREFIX{host[:port]}:discovery:ORIGIN   "held TOKEN" | "released TOKEN" | "done": which process
 //	                                       discovers ORIGIN and how far it has come
 //	PREFIX origins                         set: budget keys that had URLs queued
@@ -73,12 +75,13 @@ func budgetOf(channel string) string {
 
 // crawlKeys are one origin's keys of one crawl.
 type crawlKeys struct {
-	queue, taken, seen, gaveUp string
+	queue, taken, seen, gaveUp, stats string
 }
 
 func (s *Store) crawlKeysOf(budget string) crawlKeys {
 	base := s.prefix + "{" + budget + "}:"
-	return crawlKeys{queue: base + "queue", taken: base + "taken", seen: base + "seen", gaveUp: base + "gaveup"}
+	return crawlKeys{queue: base + "queue", taken: base + "taken", seen: base + "seen", gaveUp: base + "gaveup",
+		stats: base + "stats"}
 }
 
 // robotsKeys returns the entry and lock keys of the robots.txt of robotsOrigin
