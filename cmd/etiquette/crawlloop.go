@@ -40,7 +40,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	defer o.closeShared()
 	f, err := frontier.New(frontier.Options{Storage: o.storage(), Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
 	if err != nil {
-		return exitNo, nil, err
+		return exitNo, nil, withRedisHint(err)
 	}
 	// On SIGINT the crawler stops handing out URLs and gives requests on the wire drainTime;
 	// door.Stop cancels at once every request still waiting for robots.txt, a start slot or a
