@@ -36,6 +36,12 @@
 // references; no name is ever tried there. Discovery documents are not pages: a crawl's page
 // limit does not count them.
 //
+// Crawls that share one frontier storage (processes on one Redis) read each origin's documents
+// once with Config.Claims: the crawl that claims the origin runs the steps above and queues what
+// they list into the shared queue; the others hold the origin's pages back until it releases
+// them (step 6), take its URLs from the shared queue, and take the discovery over if it dies
+// ([Claims]).
+//
 // Every URL queued carries how it was found (frontier.Entry.Via, "found_via") and, where the
 // source gives one, when it last changed (frontier.Entry.LastMod). Most callers do not use this
 // package directly: crawler.Run runs it with crawler.Config.Discovery, and
