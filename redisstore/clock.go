@@ -99,6 +99,9 @@ type line struct {
 	rate    float64
 	waiting []*waiter // robots.txt first, then in order of arrival
 	headWhy string    // what the head of the line waits for
+	// flowing is true while the head's latest answer was a grant: the origin's rules let
+	// requests through as fast as they ask, so the second in line may ask too (see Acquire).
+	flowing bool
 	leases  map[*lease]struct{}
 	floors  map[string]floorWrite // what this process last wrote, by source
 	gaveUp  *hostclock.GiveUpError
@@ -270,12 +273,49 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 	}
 	since := time.Duration(0) // how long this request has been first in line with a place free
 	headAt := time.Time{}
+	triedSecond := false // it asked as the second in line; next time it asks as the head
 	for {
 		c.mu.Lock()
 		head = ln.waiting[0] == w
+		// While the line flows, the second in line asks beside the head rather than after it: the
+		// script decides each ask atomically against the origin's state in Redis, so two asks in
+		// flight cannot let more through than the rules allow, and the origin's grants are not
+		// held to one round trip each. It asks once; told to wait, it waits as the line does. Not
+		// with a robots.txt request among the two, which keeps its place ahead of pages.
+		second := !head && !triedSecond && ln.flowing && len(ln.waiting) > 1 && ln.waiting[1] == w &&
+			!w.robots && !ln.waiting[0].robots
+		if head && ln.flowing && len(ln.waiting) > 1 {
+			notify(ln.waiting[1])
+		}
 		c.mu.Unlock()
 		var wait time.Duration
 		switch {
+		case second:
+			triedSecond = true
+			if deadline >= 0 {
+				d, _ := ctx.Deadline()
+				deadline = max(0, time.Until(d))
+			}
+			waited := time.Duration(-1)
+			if q.spent != nil {
+				waited = time.Since(q.start)
+			}
+			a, err := c.ask(ctx, ln, "grant", q.id, false, 0, deadline, waited)
+			if err != nil {
+				return nil, err
+			}
+			if a.code == codeGranted {
+				return q.granted(a), nil
+			}
+			if err := q.refusal(a, ctx); err != nil {
+				return nil, err
+			}
+			c.count(ln, func(st *hostclock.OriginStats) { st.Expired += a.expired })
+			c.mu.Lock()
+			ln.flowing = false
+			c.mu.Unlock()
+			wait = -1 // as the line does: woken when it is first
+			q.phase(a.reason)
 		case !head:
 			// Behind others: this request waits for whatever the head waits for.
 			wait = -1
@@ -299,6 +339,9 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 			if err != nil {
 				return nil, err
 			}
+			c.mu.Lock()
+			ln.flowing = a.code == codeGranted
+			c.mu.Unlock()
 			if a.code == codeGranted {
 				return q.granted(a), nil
 			}
