@@ -50,15 +50,18 @@ const (
 // Waiting: a request waits in this process's line for its origin (robots.txt first, then first
 // come first served); only the first in line asks Redis, which answers with the moment to ask
 // again — the schedule's next start, a pause's end, a lease's expiry — so nothing polls in a
-// loop. A wait for a place freed by another process ends on a message on the origin's freed
+// loop. While the line flows (the first's latest answer was a grant) the second in line asks
+// beside it, once, so that an origin whose rules let requests through as fast as they come is
+// not held to one round trip per grant; each ask is one atomic script, so the rules hold. A wait for a place freed by another process ends on a message on the origin's freed
 // channel (pub/sub), or after at most a second if the message is lost. A place freed in this
 // process wakes the line directly.
 //
 // Places are leases that expire Options.LeaseExpiry after this process last renewed them: it
 // renews them while the request is in flight, for at most Options.Clock.LeaseTTL (a body never
 // closed), so a process that dies frees its places within the expiry. Pauses, give-ups and the
-// penalty are in Redis: a 429 seen by one process pauses them all. Stats counts what this
-// process did, with the origin's shared rate, floor, response time and pause.
+// penalty are in Redis: a 429 seen by one process pauses them all. Stats counts what every
+// process of the crawl did (counters in Redis), with the origin's shared rate, floor, response
+// time and pause.
 //
 // Redis unreachable: Acquire grants nothing; it retries for up to Options.Wait and then returns
 // an *UnavailableError. Earliest and PausedUntil wait the same way. Done retries too, and when
