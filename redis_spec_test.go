@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -175,12 +176,89 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 			GinkgoWriter.Printf("%d requests from 4 processes in %v: %.2f starts per second\n", len(reqs), span.Round(time.Millisecond), rate)
 			Expect(rate).To(BeNumerically(">=", 2.6))
 		})
-		It("fetches robots.txt once and every page once", func() {
+		It("fetches robots.txt once, every page once, and /sitemap.xml and /llms.txt once (one process discovers)", func() {
 			counts := fetchCounts(o)
-			Expect(counts).To(HaveLen(61))
+			Expect(counts).To(HaveKey("/sitemap.xml"))
+			Expect(counts).To(HaveKey("/llms.txt"))
+			Expect(counts).To(HaveLen(61 + 2))
 			for path, n := range counts {
 				Expect(n).To(Equal(1), "%s was fetched %d times", path, n)
 			}
+		})
+	})
+
+	Describe("crawling a site whose robots.txt names a sitemap, with 3 processes", Ordered, func() {
+		var o *etiquettetest.Origin
+		var ps []*crawlProcess
+		var codes []int
+		var sitemapPages []string
+		BeforeAll(func() {
+			site := etiquettetest.NewSite()
+			DeferCleanup(site.Close)
+			o = site.NewOrigin()
+			// The sitemap's pages are linked from nowhere: only the sitemap finds them. It
+			// answers slowly, so the other processes are there while one reads it.
+			for i := 1; i <= 20; i++ {
+				sitemapPages = append(sitemapPages, fmt.Sprintf("/s/%d", i))
+			}
+			var locs []string
+			for _, p := range sitemapPages {
+				locs = append(locs, o.URL+p)
+			}
+			o.Robots("User-agent: *\nAllow: /\nSitemap: "+o.URL+"/pages.xml\n").
+				Serve("/pages.xml", etiquettetest.Sitemap(locs...).Delay(time.Second)).
+				Serve("/llms.txt", etiquettetest.Status(404)).
+				Otherwise(etiquettetest.HTMLPage("leaf"))
+			o.Page("/", "Home")
+			ps = startCrawls(bin, 3, srv, "spec:sitemap:", o)
+			codes = awaitExit(ps, 2*time.Minute)
+		})
+
+		It("finishes in every process", func() {
+			Expect(codes).To(Equal([]int{0, 0, 0}))
+		})
+		It("fetches robots.txt once, the sitemap once and every page it lists once", func() {
+			counts := fetchCounts(o)
+			Expect(counts["/robots.txt"]).To(Equal(1))
+			Expect(counts["/pages.xml"]).To(Equal(1), "the sitemap was read by more than one process")
+			Expect(counts["/llms.txt"]).To(Equal(1))
+			Expect(counts).NotTo(HaveKey("/sitemap.xml"), "robots.txt names the sitemap: no guess")
+			for _, p := range append([]string{"/"}, sitemapPages...) {
+				Expect(counts[p]).To(Equal(1), "%s was fetched %d times", p, counts[p])
+			}
+			Expect(counts).To(HaveLen(4 + len(sitemapPages)))
+		})
+		It("reads the sitemap and llms.txt before the start page, and the start page before the pages it lists, in every process", func() {
+			var order []string
+			for _, r := range o.Requests() {
+				order = append(order, r.Target)
+			}
+			Expect(order[:4]).To(Equal([]string{"/robots.txt", "/pages.xml", "/llms.txt", "/"}))
+		})
+		It("reports the sitemap in one process, and its pages as found via the sitemap by the processes that fetched them", func() {
+			reading := 0
+			for _, p := range ps {
+				if strings.Contains(p.stdout.String(), `"url":"`+o.URL+`/pages.xml"`) {
+					reading++
+				}
+			}
+			Expect(reading).To(Equal(1), "processes that reported the sitemap")
+			var out string
+			for _, p := range ps {
+				out += p.stdout.String()
+			}
+			for _, p := range sitemapPages {
+				Expect(out).To(MatchRegexp(`"url":"%s%s"[^\n]*"found_via":"sitemap"`, regexp.QuoteMeta(o.URL), p))
+			}
+		})
+		It("shares the sitemap's pages between the processes", func() {
+			by := map[string]bool{}
+			for _, r := range o.Requests() {
+				if strings.HasPrefix(r.Target, "/s/") {
+					by[r.Header.Get("User-Agent")] = true
+				}
+			}
+			Expect(len(by)).To(BeNumerically(">=", 2), "the sitemap's pages were fetched by %v", by)
 		})
 	})
 
@@ -228,10 +306,9 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 			survivors := slices.Delete(slices.Clone(ps), victim, victim+1)
 			codes := awaitExit(survivors, 2*time.Minute)
 			Expect(codes).To(Equal([]int{0, 0, 0}))
-
 			Expect(site).To(matchers.StartAtMostPerSecond(3))
 			counts := fetchCounts(o)
-			Expect(counts).To(HaveLen(31))
+			Expect(counts).To(HaveLen(31 + 2)) // and /sitemap.xml, /llms.txt
 			var reported string
 			for _, p := range survivors {
 				reported += p.stderr.String()
@@ -264,7 +341,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 				Expect(r.At.After(stopped.Add(250*time.Millisecond)) && r.At.Before(restarted)).To(BeFalse(),
 					"%s arrived %v after Redis stopped, while it was gone", r.Target, r.At.Sub(stopped))
 			}
-			Expect(fetchCounts(o)).To(HaveLen(25))
+			Expect(fetchCounts(o)).To(HaveLen(25 + 2)) // and /sitemap.xml, /llms.txt
 			Expect(site).To(matchers.StartAtMostPerSecond(3))
 		})
 

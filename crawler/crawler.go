@@ -85,6 +85,11 @@ type Config struct {
 	// HTML crawl (see discovery/plan), with these options. It needs the door's client: the
 	// planner reads robots.txt Sitemap lines from the door (plan.SitemapLister).
 	Discovery *plan.Options
+	// DiscoveryClaims, with Discovery and a Frontier over a shared storage (processes on one
+	// Redis: redisstore.Store.Discovery), reads each origin's discovery documents in one of the
+	// crawls only; the others take what it queues from the shared queue (see plan.Claims). nil:
+	// this run discovers every origin of Start itself.
+	DiscoveryClaims plan.Claims
 	// LastmodTrust is how long a listing's date (a sitemap's <lastmod>, a feed's or an API's
 	// modified time) is believed: a page it dates before the door's stored copy was produced is
 	// answered from the cache without asking the site, while that copy is younger than
@@ -185,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Discovery != nil {
 		var err error
 		r.planner, err = plan.New(plan.Config{Client: cfg.Client, Frontier: r.f, Options: *cfg.Discovery,
-			PagesLeft: r.pages.left, Report: r.reportDocument, Logger: cfg.Logger})
+			PagesLeft: r.pages.left, Report: r.reportDocument, Logger: cfg.Logger, Claims: cfg.DiscoveryClaims})
 		if err != nil {
 			return Summary{}, fmt.Errorf("crawler: Config.Discovery: %w", err)
 		}

@@ -173,8 +173,13 @@ const SharedRecheck = time.Second
 // asks the storage, which may hold entries this frontier did not queue (another process, an
 // earlier run), and a shared storage whether another process still holds some; then recheck is
 // how soon to look again. It requires f.mu held.
+//
+// With a shared storage it asks the storage also while a Source is open: the Source may stand
+// for a discovery another process runs (discovery/plan's Claims), whose URLs reach the storage
+// without passing this frontier; recheck then says how soon to look again.
 func (f *Frontier) exhausted() (done bool, recheck time.Duration, err error) {
-	if f.taken > 0 || f.queued > 0 || len(f.draining) > 0 || f.sources > 0 {
+	shared, isShared := f.store.(SharedStorage)
+	if f.taken > 0 || f.queued > 0 || len(f.draining) > 0 || (f.sources > 0 && !isShared) {
 		return false, 0, nil
 	}
 	keys, err := f.store.Origins()
@@ -196,7 +201,10 @@ func (f *Frontier) exhausted() (done bool, recheck time.Duration, err error) {
 	if f.queued > 0 {
 		return false, 0, nil
 	}
-	if shared, ok := f.store.(SharedStorage); ok {
+	if f.sources > 0 {
+		return false, SharedRecheck, nil
+	}
+	if isShared {
 		n, err := shared.Taken()
 		if err != nil {
 			return false, 0, fmt.Errorf("frontier: asking the storage what other processes hold: %w", err)

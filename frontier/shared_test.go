@@ -49,3 +49,27 @@ func TestASharedCrawlIsNotOverWhileAnotherProcessHoldsURLs(t *testing.T) {
 		t.Fatalf("Next with nothing queued or held anywhere = %v, want ErrExhausted", err)
 	}
 }
+
+// A process that follows another process's discovery keeps a Source open (its crawl is not over
+// while that discovery may bring URLs) and has released its hold: the URLs the other process
+// queues reach it through the shared storage, not through its own Push.
+func TestASharedCrawlWithAnOpenSourceTakesURLsAnotherProcessQueued(t *testing.T) {
+	store := &sharedMemory{Memory: NewMemory()}
+	tf := newTestFrontier(t, Options{Storage: store})
+	src, err := tf.OpenSource("http://a.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	src.Release()
+
+	got := tf.waiting(t)
+	if _, err := store.AddRequest("a.example", Entry{URL: "http://a.example/listed", Depth: 1, Via: ViaSitemap}, 0); err != nil {
+		t.Fatal(err)
+	}
+	tf.tm.Advance(SharedRecheck)
+	r := result(t, got)
+	if r.err != nil || r.it.URL != "http://a.example/listed" {
+		t.Fatalf("Next = %q, %v; want the URL the other process's discovery queued", r.it.URL, r.err)
+	}
+}

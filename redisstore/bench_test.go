@@ -37,8 +37,8 @@ func benchKeys(n int) []string {
 
 // BenchmarkReservations takes start slots from 8 goroutines of one process against a local Redis,
 // as fast as the clock grants them, and reports the reservations (Acquire, then Done) per second.
-// With one origin the process's line for it lets one request at a time ask Redis; with one origin
-// per goroutine they ask side by side.
+// With one origin the process's line for it lets the first two requests ask Redis side by side
+// while grants flow; with one origin per goroutine all of them ask side by side.
 //
 //	go test -run '^$' -bench Reservations -benchtime 3s ./redisstore/
 func BenchmarkReservations(b *testing.B) {

@@ -50,15 +50,18 @@ const (
 // Waiting: a request waits in this process's line for its origin (robots.txt first, then first
 // come first served); only the first in line asks Redis, which answers with the moment to ask
 // again — the schedule's next start, a pause's end, a lease's expiry — so nothing polls in a
-// loop. A wait for a place freed by another process ends on a message on the origin's freed
+// loop. While the line flows (the first's latest answer was a grant) the second in line asks
+// beside it, once, so that an origin whose rules let requests through as fast as they come is
+// not held to one round trip per grant; each ask is one atomic script, so the rules hold. A wait for a place freed by another process ends on a message on the origin's freed
 // channel (pub/sub), or after at most a second if the message is lost. A place freed in this
 // process wakes the line directly.
 //
 // Places are leases that expire Options.LeaseExpiry after this process last renewed them: it
 // renews them while the request is in flight, for at most Options.Clock.LeaseTTL (a body never
 // closed), so a process that dies frees its places within the expiry. Pauses, give-ups and the
-// penalty are in Redis: a 429 seen by one process pauses them all. Stats counts what this
-// process did, with the origin's shared rate, floor, response time and pause.
+// penalty are in Redis: a 429 seen by one process pauses them all. Stats counts what every
+// process of the crawl did (counters in Redis), with the origin's shared rate, floor, response
+// time and pause.
 //
 // Redis unreachable: Acquire grants nothing; it retries for up to Options.Wait and then returns
 // an *UnavailableError. Earliest and PausedUntil wait the same way. Done retries too, and when
@@ -95,9 +98,13 @@ func (s *Store) Clock() *Clock {
 type line struct {
 	keys    originKeys
 	gaveKey string
+	stats   string // the crawl's counters of the origin
 	rate    float64
 	waiting []*waiter // robots.txt first, then in order of arrival
 	headWhy string    // what the head of the line waits for
+	// flowing is true while the head's latest answer was a grant: the origin's rules let
+	// requests through as fast as they ask, so the second in line may ask too (see Acquire).
+	flowing bool
 	leases  map[*lease]struct{}
 	floors  map[string]floorWrite // what this process last wrote, by source
 	gaveUp  *hostclock.GiveUpError
@@ -118,7 +125,8 @@ type waiter struct {
 func (c *Clock) line(key string) *line {
 	ln, ok := c.lines[key]
 	if !ok {
-		ln = &line{keys: keysOf(key), gaveKey: c.s.crawlKeysOf(key).gaveUp, rate: c.cfg.RateFor(key),
+		ck := c.s.crawlKeysOf(key)
+		ln = &line{keys: keysOf(key), gaveKey: ck.gaveUp, stats: ck.stats, rate: c.cfg.RateFor(key),
 			leases: map[*lease]struct{}{}}
 		ln.st.Origin = key
 		c.lines[key] = ln
@@ -189,9 +197,11 @@ const (
 )
 
 // ask runs acquireScript for ln: mode "grant" or "peek"; since is how long the request has been
-// first in line with a place free; deadline is how long until the caller's deadline, or -1.
-func (c *Clock) ask(ctx context.Context, ln *line, mode, id string, robots bool, since, deadline time.Duration) (answer, error) {
-	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.keys.robotsFirst, ln.gaveKey}
+// first in line with a place free; deadline is how long until the caller's deadline, or -1;
+// waited is how long the request has waited so far, or -1 when it has not (counted in the
+// crawl's stats if granted).
+func (c *Clock) ask(ctx context.Context, ln *line, mode, id string, robots bool, since, deadline, waited time.Duration) (answer, error) {
+	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.keys.robotsFirst, ln.gaveKey, ln.stats}
 	dl := int64(-1)
 	if deadline >= 0 {
 		dl = deadline.Microseconds()
@@ -202,7 +212,7 @@ func (c *Clock) ask(ctx context.Context, ln *line, mode, id string, robots bool,
 		var err error
 		reply, err = acquireScript.Run(ctx, c.s.client, keys, mode, id, ln.rate, c.cfg.Concurrency, c.cfg.Margin,
 			c.cfg.MaxFloor.Microseconds(), flag(robots), since.Microseconds(), c.s.opts.LeaseExpiry.Microseconds(),
-			dl, stateTTL.Milliseconds()).Slice()
+			dl, stateTTL.Milliseconds(), c.s.opts.CrawlIdle.Milliseconds(), waited.Microseconds()).Slice()
 		arrived = time.Now()
 		return err
 	})
@@ -256,7 +266,7 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 	if !head && deadline >= 0 {
 		// Behind others in this process: the deadline is checked against the origin's rules now,
 		// and again once first in line.
-		a, err := c.ask(ctx, ln, "peek", "", w.robots, 0, deadline)
+		a, err := c.ask(ctx, ln, "peek", "", w.robots, 0, deadline, -1)
 		if err != nil {
 			return nil, err
 		}
@@ -266,12 +276,49 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 	}
 	since := time.Duration(0) // how long this request has been first in line with a place free
 	headAt := time.Time{}
+	triedSecond := false // it asked as the second in line; next time it asks as the head
 	for {
 		c.mu.Lock()
 		head = ln.waiting[0] == w
+		// While the line flows, the second in line asks beside the head rather than after it: the
+		// script decides each ask atomically against the origin's state in Redis, so two asks in
+		// flight cannot let more through than the rules allow, and the origin's grants are not
+		// held to one round trip each. It asks once; told to wait, it waits as the line does. Not
+		// with a robots.txt request among the two, which keeps its place ahead of pages.
+		second := !head && !triedSecond && ln.flowing && len(ln.waiting) > 1 && ln.waiting[1] == w &&
+			!w.robots && !ln.waiting[0].robots
+		if head && ln.flowing && len(ln.waiting) > 1 {
+			notify(ln.waiting[1])
+		}
 		c.mu.Unlock()
 		var wait time.Duration
 		switch {
+		case second:
+			triedSecond = true
+			if deadline >= 0 {
+				d, _ := ctx.Deadline()
+				deadline = max(0, time.Until(d))
+			}
+			waited := time.Duration(-1)
+			if q.spent != nil {
+				waited = time.Since(q.start)
+			}
+			a, err := c.ask(ctx, ln, "grant", q.id, false, 0, deadline, waited)
+			if err != nil {
+				return nil, err
+			}
+			if a.code == codeGranted {
+				return q.granted(a), nil
+			}
+			if err := q.refusal(a, ctx); err != nil {
+				return nil, err
+			}
+			c.count(ln, func(st *hostclock.OriginStats) { st.Expired += a.expired })
+			c.mu.Lock()
+			ln.flowing = false
+			c.mu.Unlock()
+			wait = -1 // as the line does: woken when it is first
+			q.phase(a.reason)
 		case !head:
 			// Behind others: this request waits for whatever the head waits for.
 			wait = -1
@@ -287,10 +334,17 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 				d, _ := ctx.Deadline()
 				deadline = max(0, time.Until(d))
 			}
-			a, err := c.ask(ctx, ln, "grant", q.id, w.robots, since+time.Since(headAt), deadline)
+			waited := time.Duration(-1)
+			if q.spent != nil { // it waited at least once
+				waited = time.Since(q.start)
+			}
+			a, err := c.ask(ctx, ln, "grant", q.id, w.robots, since+time.Since(headAt), deadline, waited)
 			if err != nil {
 				return nil, err
 			}
+			c.mu.Lock()
+			ln.flowing = a.code == codeGranted
+			c.mu.Unlock()
 			if a.code == codeGranted {
 				return q.granted(a), nil
 			}
@@ -555,7 +609,7 @@ func (c *Clock) Earliest(key string) (time.Time, error) {
 	if gave != nil {
 		return time.Time{}, gave
 	}
-	a, err := c.ask(context.Background(), ln, "peek", "", false, 0, -1)
+	a, err := c.ask(context.Background(), ln, "peek", "", false, 0, -1, -1)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -626,9 +680,17 @@ func (c *Clock) PausedUntil(key string) (time.Time, string, error) {
 	return st.pausedUntil, st.pauseReason, nil
 }
 
-// Stats returns, for every origin this process asked for, its counters of this process and the
-// origin's shared rate, floor, response time and pause as Redis holds them now (the counters
-// alone when Redis cannot be reached). Sorted by key.
+// statsFieldNames are the crawl's counters of an origin in Redis (the stats hash), in the order
+// Stats reads them.
+var statsFieldNames = []string{"requests", "waits", "waited", "too_many", "unavailable", "server_errors", "transport",
+	"pauses", "giveups", "expired", "slowdowns"}
+
+// Stats returns, for every origin this process asked for, the crawl's counters — every process's
+// requests, waits, time waited, 429, 503 and other 5xx responses, transport errors, pauses,
+// give-ups, reclaimed leases and slowdowns, kept in Redis under the crawl's prefix — and the
+// origin's shared rate, floor, response time and pause as Redis holds them now. Refused and
+// TooLong count this process's refusals. When Redis cannot be reached every counter is this
+// process's own. Sorted by key.
 func (c *Clock) Stats() []hostclock.OriginStats {
 	c.mu.Lock()
 	lines := make([]*line, 0, len(c.lines))
@@ -639,9 +701,11 @@ func (c *Clock) Stats() []hostclock.OriginStats {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(lines))
+	counts := make([]*redis.SliceCmd, len(lines))
 	_, err := c.s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, ln := range lines {
 			cmds[i] = c.status(ctx, p, ln)
+			counts[i] = p.HMGet(ctx, ln.stats, statsFieldNames...)
 		}
 		return nil
 	})
@@ -662,10 +726,29 @@ func (c *Clock) Stats() []hostclock.OriginStats {
 				out[i].GiveUpReason = st.gaveUp
 			}
 		}
+		if v, err := counts[i].Result(); err == nil {
+			sharedCounts(&out[i], v)
+		}
 	}
 	c.mu.Unlock()
 	slices.SortFunc(out, func(a, b hostclock.OriginStats) int { return cmp.Compare(a.Origin, b.Origin) })
 	return out
+}
+
+// sharedCounts puts the crawl's counters (HMGET of statsFieldNames) into st.
+func sharedCounts(st *hostclock.OriginStats, v []any) {
+	n := func(i int) int64 {
+		if i < len(v) {
+			if s, ok := v[i].(string); ok {
+				x, _ := strconv.ParseInt(s, 10, 64)
+				return x
+			}
+		}
+		return 0
+	}
+	st.Requests, st.Waits, st.Waited = n(0), n(1), time.Duration(n(2))*time.Microsecond
+	st.TooManyRequests, st.Unavailable, st.ServerErrors, st.TransportErrors = n(3), n(4), n(5), n(6)
+	st.Pauses, st.GiveUps, st.Expired, st.Slowdowns = n(7), min(n(8), 1), n(9), n(10)
 }
 
 // local turns the server time at (µs) into this process's time, given that the server's clock read

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,7 +108,7 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 		c.cfg.Margin, ln.rate, stateTTL.Milliseconds(), c.s.opts.CrawlIdle.Milliseconds(), ln.keys.freed,
 		fmt.Sprintf("status %d asked for a Retry-After of %s, beyond the ceiling of %s", o.Status, o.RetryAfter, c.cfg.MaxRetryAfter),
 		fmt.Sprintf("the error budget of %d consecutive failures is spent (the last: %s)", c.cfg.ErrorBudget, last),
-		hostclock.PenaltyFactor, minRateFactor, hostclock.RecoverStep}
+		hostclock.PenaltyFactor, minRateFactor, hostclock.RecoverStep, statsFields(o, neutral)}
 	if class != 0 && !neutral {
 		// The pause after the n-th failure in a row, for every n the budget allows: the script
 		// knows n, the policy (a Go function with its jitter) is here.
@@ -115,7 +116,7 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 			args = append(args, c.cfg.Backoff(class, n, c.cfg.Rand).Microseconds())
 		}
 	}
-	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.gaveKey}
+	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.gaveKey, ln.stats}
 	var reply []any
 	var arrived time.Time
 	err := c.s.do(context.Background(), "reporting a response of "+ln.keys.budget, func(ctx context.Context) error {
@@ -175,6 +176,24 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 	le.caused, le.paced = caused, paced
 	le.mu.Unlock()
 	c.logOutcome(ln.keys.budget, o, caused, paced, toInt(reply, 4) == 1, toString(reply, 5))
+}
+
+// statsFields names the crawl's counters an outcome counts in (doneScript's stats fields), as
+// this process's counters count it.
+func statsFields(o hostclock.Outcome, neutral bool) string {
+	var f []string
+	switch {
+	case o.Status == 429:
+		f = append(f, "too_many")
+	case o.Status == 503:
+		f = append(f, "unavailable")
+	case o.Status >= 500:
+		f = append(f, "server_errors")
+	}
+	if o.Err != nil && !neutral {
+		f = append(f, "transport")
+	}
+	return strings.Join(f, " ")
 }
 
 func (c *Clock) logOutcome(key string, o hostclock.Outcome, caused *hostclock.Pause, paced *hostclock.Pace, recovered bool, rate string) {

@@ -55,11 +55,12 @@ end
 // acquireScript grants a start slot, or says when to ask again (hostclock.Local.earliest, check
 // and grant).
 //
-//	KEYS  clock, leases, pause, floors, robotsfirst, gaveup
+//	KEYS  clock, leases, pause, floors, robotsfirst, gaveup, stats
 //	ARGV  mode ("grant" | "peek"), lease id, rate (configured, before any 429 penalty),
 //	      concurrency, margin, floor cap µs, robots (1|0), since µs (how long this request has
 //	      been first in line with a place free), lease expiry µs, deadline µs (-1: none),
-//	      state ttl ms
+//	      state ttl ms, crawl idle ms (the stats' ttl), waited µs (-1: the request has not
+//	      waited)
 //	→ {0, now, seq, expired}               granted: the start's sequence number; leases swept
 //	  {1, now, retry-at, reason, expired}  not yet: ask again at retry-at (server µs)
 //	  {2, now, earliest, reason}           the deadline comes before the earliest start
@@ -82,6 +83,10 @@ local now = now_us()
 local rate, margin, cap = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local expired = 0
 if ARGV[1] == 'grant' then expired = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
+if expired > 0 then
+  redis.call('HINCRBY', KEYS[7], 'expired', expired)
+  redis.call('PEXPIRE', KEYS[7], ARGV[12])
+end
 
 local st = redis.call('HMGET', KEYS[1], 'tat', 'last', 'count', 'factor', 'latency', 'paused')
 local tat, last, count = num(st[1], 0), num(st[2], 0), num(st[3], 0)
@@ -141,6 +146,13 @@ local exp = tonumber(ARGV[9])
 redis.call('ZADD', KEYS[2], now + exp, ARGV[2])
 redis.call('PEXPIRE', KEYS[2], math.ceil(exp / 1000) + 1000)
 if robots then redis.call('DEL', KEYS[5]) end
+redis.call('HINCRBY', KEYS[7], 'requests', 1)
+local waited = tonumber(ARGV[13])
+if waited >= 0 then
+  redis.call('HINCRBY', KEYS[7], 'waits', 1)
+  redis.call('HINCRBY', KEYS[7], 'waited', waited)
+end
+redis.call('PEXPIRE', KEYS[7], ARGV[12])
 return {0, now, count, expired}
 `)
 
@@ -165,13 +177,15 @@ return now
 
 // doneScript frees a lease and applies its outcome (hostclock.Local's done, learn and observe).
 //
-//	KEYS  clock, leases, pause, floors, gaveup
+//	KEYS  clock, leases, pause, floors, gaveup, stats
 //	ARGV  lease id, status, retry-after µs (0: none), class ("ok" | "throttled" | "transient" |
 //	      "neutral"), retry-after ceiling µs, error budget, recover after, response time µs (-1:
 //	      not a response to time), latency factor, floor cap µs, margin, rate, state ttl ms,
-//	      give-up ttl ms, freed channel, give-up reason for a Retry-After beyond the ceiling,
-//	      give-up reason for a spent budget, the 429 penalty factor, its floor, the recovery
-//	      step, then the backoff µs after the 1st, 2nd, … failure
+//	      give-up ttl ms (the stats' ttl too), freed channel, give-up reason for a Retry-After
+//	      beyond the ceiling, give-up reason for a spent budget, the 429 penalty factor, its
+//	      floor, the recovery step, the stats fields the outcome counts in (space-separated:
+//	      too_many, unavailable, server_errors, transport), then the backoff µs after the 1st,
+//	      2nd, … failure
 //	→ {held, pause until (0: none), pause reason (the give-up's reason when it gave up), gave up,
 //	   recovered, rate, pace, latency µs, response µs, now}
 //
@@ -188,6 +202,11 @@ local st = redis.call('HMGET', KEYS[1], 'factor', 'fails', 'okrun', 'last', 'res
 local factor, fails, okrun, last = num(st[1], 1), num(st[2], 0), num(st[3], 0), num(st[4], 0)
 local resp, slowed, latency = num(st[5], 0), st[6] == '1', num(st[7], 0)
 local out_until, out_why, gave, recovered, pace = 0, '', 0, 0, -1
+local function tally(field)
+  redis.call('HINCRBY', KEYS[6], field, 1)
+  redis.call('PEXPIRE', KEYS[6], ARGV[14])
+end
+for f in string.gmatch(ARGV[21], '%S+') do tally(f) end
 
 local function retime()
   if last > 0 then redis.call('HSET', KEYS[1], 'tat', math.ceil(last + 1e6 / (rate * factor) * (1 + margin))) end
@@ -197,10 +216,12 @@ local function pause(untl, why)
   redis.call('SET', KEYS[3], int(untl) .. ' ' .. why, 'PXAT', math.ceil(untl / 1000))
   redis.call('HSET', KEYS[1], 'paused', untl)
   out_until, out_why = untl, why
+  tally('pauses')
 end
 local function give_up(reason)
   redis.call('SET', KEYS[5], int(now) .. ' ' .. reason, 'PX', ARGV[14])
   gave, out_why = 1, reason
+  tally('giveups')
 end
 
 if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
@@ -231,7 +252,7 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
     elseif counts then
       pause(now + ra, 'retry-after')
     else
-      pause(now + tonumber(ARGV[20 + fails]), 'backoff')
+      pause(now + tonumber(ARGV[21 + fails]), 'backoff')
     end
   end
   redis.call('HSET', KEYS[1], 'factor', factor, 'fails', fails, 'okrun', okrun)
@@ -247,7 +268,12 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
       local budget = math.max(1e6 / (rate * factor) * (1 + margin), floor_us(KEYS[4], now, cap) * (1 + margin))
       local s = latency > budget
       if s ~= slowed then
-        if s then pace = 1 else pace = 0 end
+        if s then
+          pace = 1
+          tally('slowdowns')
+        else
+          pace = 0
+        end
       end
       local sv = '0'
       if s then sv = '1' end

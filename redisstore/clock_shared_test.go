@@ -364,3 +364,26 @@ func TestRedactedNamesTheServerWithoutItsPassword(t *testing.T) {
 		}
 	}
 }
+
+func TestStatsCountEveryProcessOfTheCrawl(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newStore(t, srv, redisstore.Options{Crawl: "counted", Clock: authorised(2)}).Clock()
+	b := newStore(t, srv, redisstore.Options{Crawl: "counted", Clock: authorised(2)}).Clock()
+	take(t, a).Done(hostclock.Outcome{Status: 200})
+	take(t, b).Done(hostclock.Outcome{Status: 200})
+	take(t, b).Done(hostclock.Outcome{Status: 429, RetryAfter: 100 * time.Millisecond})
+	for name, c := range map[string]hostclock.Clock{"a": a, "b": b} {
+		st := c.Stats()
+		if len(st) != 1 || st[0].Requests != 3 || st[0].TooManyRequests != 1 || st[0].Pauses != 1 {
+			t.Errorf("process %s's Stats = %+v; want the crawl's 3 requests, one 429 and its pause", name, st)
+		}
+	}
+	// Another crawl on the same Redis shares the origin's budget, not this crawl's counters.
+	other := newStore(t, srv, redisstore.Options{Crawl: "other", Clock: authorised(2)}).Clock()
+	if _, err := other.Earliest(origin); err != nil {
+		t.Fatal(err)
+	}
+	if st := other.Stats(); len(st) != 1 || st[0].Requests != 0 || st[0].Rate != clocktest.Rate/2 {
+		t.Errorf("another crawl's Stats = %+v; want no requests of its own and the origin's shared rate after the 429", st)
+	}
+}

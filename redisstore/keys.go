@@ -37,6 +37,10 @@ import (
 //	PREFIX{host[:port]}:taken              sorted set: URLs handed out → lease expiry (µs)
 //	PREFIX{host[:port]}:seen               set: 128-bit hashes of every URL accepted
 //	PREFIX{host[:port]}:gaveup             "at-µs reason": the origin was given up for this crawl
+//	PREFIX{host[:port]}:stats              hash: the crawl's counters of the origin, every process's
+//	                                       (Clock.Stats: requests, waits, waited, too_many, …)
+//	PREFIX{host[:port]}:discovery:ORIGIN   "held TOKEN" | "released TOKEN" | "done": which process
+//	                                       discovers ORIGIN and how far it has come
 //	PREFIX origins                         set: budget keys that had URLs queued
 //	PREFIX started                         exists while the crawl's data does (see Queue)
 const Namespace = "etiquette:"
@@ -71,27 +75,43 @@ func budgetOf(channel string) string {
 
 // crawlKeys are one origin's keys of one crawl.
 type crawlKeys struct {
-	queue, taken, seen, gaveUp string
+	queue, taken, seen, gaveUp, stats string
 }
 
 func (s *Store) crawlKeysOf(budget string) crawlKeys {
 	base := s.prefix + "{" + budget + "}:"
-	return crawlKeys{queue: base + "queue", taken: base + "taken", seen: base + "seen", gaveUp: base + "gaveup"}
+	return crawlKeys{queue: base + "queue", taken: base + "taken", seen: base + "seen", gaveUp: base + "gaveup",
+		stats: base + "stats"}
 }
 
 // robotsKeys returns the entry and lock keys of the robots.txt of robotsOrigin
 // (scheme://host[:port]), tagged with its budget key.
 func robotsKeys(robotsOrigin string) (entry, lock string, err error) {
-	u, err := url.Parse(robotsOrigin)
-	if err != nil {
-		return "", "", fmt.Errorf("redisstore: robots.txt origin %q: %w", robotsOrigin, err)
-	}
-	budget, err := origin.BudgetKey(u)
+	budget, err := budgetOfOrigin(robotsOrigin)
 	if err != nil {
 		return "", "", fmt.Errorf("redisstore: robots.txt origin %q: %w", robotsOrigin, err)
 	}
 	base := Namespace + "{" + budget + "}:"
 	return base + "robots:" + robotsOrigin, base + "robotslock:" + robotsOrigin, nil
+}
+
+// discoveryKey returns the key of the claim on robotsOrigin's discovery in this crawl
+// (scheme://host[:port]), tagged with its budget key.
+func (s *Store) discoveryKey(robotsOrigin string) (string, error) {
+	budget, err := budgetOfOrigin(robotsOrigin)
+	if err != nil {
+		return "", fmt.Errorf("redisstore: discovered origin %q: %w", robotsOrigin, err)
+	}
+	return s.prefix + "{" + budget + "}:discovery:" + robotsOrigin, nil
+}
+
+// budgetOfOrigin returns the budget key (host[:port]) of an origin written scheme://host[:port].
+func budgetOfOrigin(robotsOrigin string) (string, error) {
+	u, err := url.Parse(robotsOrigin)
+	if err != nil {
+		return "", err
+	}
+	return origin.BudgetKey(u)
 }
 
 // cacheKey returns the key of a cache entry: the transport's keys are URLs of any length, so

@@ -1,7 +1,8 @@
 // Package redisstore shares a crawl's politeness state through one Redis server, so that several
 // processes — on one machine or many — crawl as one crawler: one start budget per origin (3
 // starts per second, 2 in flight, counted across all of them), one robots.txt fetch per origin,
-// one queue of URLs with one de-duplication, and one cache.
+// one reading of each origin's discovery documents, one queue of URLs with one de-duplication,
+// and one cache.
 //
 // [New] hands out the pieces, all on one client, for the fields the door and the frontier
 // already take:
@@ -12,6 +13,7 @@
 //	policy.Robots = robots.NewKeeper(robots.Options{Store: st.Robots()}) // robots.Store and robots.Locker
 //	policy.CacheStore = st.Cache(diskStore)                              // cache.Store; large bodies stay on disk
 //	frontier.New(frontier.Options{Storage: st.Queue(), Pacer: policy.Clock})
+//	crawler.Config{DiscoveryClaims: st.Discovery(), …}                  // plan.Claims: one process discovers an origin
 //
 // The state that belongs to an origin (its budget, pauses, Crawl-delay floors, robots.txt, the
 // cache) lives in one fixed namespace ([Namespace]) shared by every crawl on that Redis; the
@@ -103,12 +105,14 @@ type Store struct {
 
 	id string // this process's, in lease ids
 
-	clockOnce  sync.Once
-	clock      *Clock
-	queueOnce  sync.Once
-	queue      *Queue
-	robotsOnce sync.Once
-	robots     *RobotsStore
+	clockOnce     sync.Once
+	clock         *Clock
+	queueOnce     sync.Once
+	queue         *Queue
+	robotsOnce    sync.Once
+	robots        *RobotsStore
+	discoveryOnce sync.Once
+	discovery     *DiscoveryClaims
 
 	beat *heartbeat
 }

@@ -29,8 +29,9 @@ answered from the cache without asking the site while that copy is younger than
 --lastmod-trust ("cache":"fresh","reason":"lastmod").
 
 With --redis, every process given the same server and --redis-prefix crawls as one: the budget
-per host counts all of their requests, robots.txt is fetched once, a URL is queued once and
-fetched by one of them (again by another only if the first died holding it), and the cache is
+per host counts all of their requests, robots.txt is fetched once, one of them reads each
+origin's sitemaps, llms.txt, feeds and APIs (another takes over if it dies), a URL is queued once
+and fetched by one of them (again by another only if the first died holding it), and the cache is
 shared. Without Redis nothing is sent: a crawl waits --redis-wait for it, then exits 1.
 
 Prints one JSON object per line on stdout for every URL it decided about, robots.txt, sitemaps,

@@ -145,10 +145,10 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.lastmodTrust, "lastmod-trust", crawler.DefaultLastmodTrust, "`D`: answer a page from the cache without asking the site when a sitemap, feed or API dates it before the cached copy and that copy is younger than D (0: always ask)")
 }
 
-// discovery returns what the crawl reads before its HTML crawl, or nil with --no-discovery and
-// with --redis (see sharedDiscoveryNotice).
+// discovery returns what the crawl reads before its HTML crawl, or nil with --no-discovery. With
+// --redis one process reads each origin's documents (see discoveryClaims).
 func (o *crawlOptions) discovery() *plan.Options {
-	if o.noDiscovery || o.redis != "" {
+	if o.noDiscovery {
 		return nil
 	}
 	return &plan.Options{NoSitemapGuess: o.noSitemapGuess, LLMsFull: o.llmsFull}
@@ -220,9 +220,6 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 		}
 		if err := o.share(&p, cfg); err != nil {
 			return p, err
-		}
-		if !o.noDiscovery {
-			e.warn(sharedDiscoveryNotice)
 		}
 	}
 	if o.proxy != "" {

@@ -40,7 +40,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	defer o.closeShared()
 	f, err := frontier.New(frontier.Options{Storage: o.storage(), Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
 	if err != nil {
-		return exitNo, nil, err
+		return exitNo, nil, withRedisHint(err)
 	}
 	// On SIGINT the crawler stops handing out URLs and gives requests on the wire drainTime;
 	// door.Stop cancels at once every request still waiting for robots.txt, a start slot or a
@@ -59,11 +59,12 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		MaxPages: o.maxPages,
 		MaxDepth: o.maxDepth,
 		// One page may fill its origin's queue, but no more: links beyond would only be dropped.
-		Links:        links.Options{MaxLinks: o.maxQueue},
-		Discovery:    o.discovery(),
-		LastmodTrust: o.lastmodTrustOption(),
-		Report:       out.result,
-		Grace:        drainTime,
+		Links:           links.Options{MaxLinks: o.maxQueue},
+		Discovery:       o.discovery(),
+		DiscoveryClaims: o.discoveryClaims(),
+		LastmodTrust:    o.lastmodTrustOption(),
+		Report:          out.result,
+		Grace:           drainTime,
 	})
 	interrupted := ctx.Err() != nil
 	progress.Close()

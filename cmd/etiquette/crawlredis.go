@@ -1,8 +1,8 @@
 package main
 
 // This file decides how --redis shares a crawl between processes: the budget per host, robots.txt,
-// the queue of URLs and the cache move to one Redis server, and a crawl that cannot reach it
-// waits --redis-wait and then stops.
+// the queue of URLs, each origin's discovery and the cache move to one Redis server, and a crawl
+// that cannot reach it waits --redis-wait and then stops.
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/politecrawl/etiquette/discovery/plan"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -33,20 +34,12 @@ type redisFlags struct {
 
 func (o *redisFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.redis, "redis", "", "`URL`: share the crawl with every process given the same server and prefix "+
-		"(redis://[user:password@]host:port[/db]): one budget per host for all of them, one robots.txt fetch, one queue of URLs, one cache")
+		"(redis://[user:password@]host:port[/db]): one budget per host for all of them, one robots.txt fetch, one reading of each origin's sitemaps, llms.txt and feeds, one queue of URLs, one cache")
 	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "`P`: the crawl's key prefix in Redis; processes with the same one crawl together "+
 		"(default "+redisstore.CrawlPrefix("TOKEN")+", TOKEN the crawl token)")
 	fs.DurationVar(&o.redisWait, "redis-wait", redisstore.DefaultWait, "`D`: how long to wait for Redis when it cannot be reached, sending nothing, before the crawl stops (exit 1)")
 	fs.DurationVar(&o.redisLease, "redis-lease", redisstore.DefaultLeaseExpiry, "`D`: how long the places and URLs of a process that died stay held before the others take them over (a live process renews them every third of D)")
 }
-
-// sharedDiscoveryNotice says why a shared crawl follows HTML links only. Discovery holds an origin
-// in one process's frontier while it reads the origin's sitemaps and llms.txt, and waits for the
-// start page it queued; with the queue shared, another process may take that page and the
-// origin's URLs, and every process would read the documents itself. Until the hold is shared
-// through the store, a shared crawl does not discover.
-const sharedDiscoveryNotice = "etiquette crawl: --redis: discovery (robots.txt sitemaps, /sitemap.xml, llms.txt, feeds, APIs) " +
-	"is not shared between processes yet, so it is off: the processes follow HTML links"
 
 // share opens the Redis store of --redis and puts the crawl's clock (built from cfg), robots.txt
 // keeper and cache (in front of p's disk store, which keeps the bodies too large for Redis) on it.
@@ -81,6 +74,15 @@ func (o *redisFlags) storage() frontier.Storage {
 		return nil
 	}
 	return o.shared.Queue()
+}
+
+// discoveryClaims shares each origin's discovery with --redis: the process that claims it reads
+// its documents, the others take what it queued; nil without --redis.
+func (o *redisFlags) discoveryClaims() plan.Claims {
+	if o.shared == nil {
+		return nil
+	}
+	return o.shared.Discovery()
 }
 
 // closeShared stops renewing what this process holds in Redis.

@@ -37,6 +37,14 @@ type originPlan struct {
 	released     chan struct{}
 	releasedOnce sync.Once
 
+	// With Config.Claims: the origin's start URLs, queued by pushStarts once this crawl claimed
+	// the discovery or its holder released the origin; pushed says they were; claim is this
+	// crawl's hold on the discovery, nil when another crawl holds it. Only run's goroutine uses
+	// them.
+	startURLs []string
+	pushed    bool
+	claim     Claim
+
 	found int // URLs queued for the origin, guarded by p.mu
 	// startLastMod holds, by normalised start URL, when a listing said the start page last
 	// changed: the start URL was queued first, without a date. Guarded by p.mu.
@@ -47,11 +55,22 @@ type originPlan struct {
 	files []sitemapFile // the walk's pending files, in the walk's order
 }
 
-// run reads the origin's documents in the package's discovery order, then waits for its queue to
-// run low to read the remaining sitemap files. It closes the source when it returns.
+// run runs the origin's discovery — itself, or with Config.Claims in whichever crawl claims it —
+// and closes the source when it returns.
 func (op *originPlan) run(ctx context.Context) {
 	defer op.src.Close()
 	defer op.release()
+	if op.p.claims != nil {
+		op.follow(ctx)
+		return
+	}
+	op.discover(ctx)
+}
+
+// discover reads the origin's documents in the package's discovery order, then waits for its
+// queue to run low to read the remaining sitemap files. It reports whether it read everything
+// (false: ctx ended first).
+func (op *originPlan) discover(ctx context.Context) bool {
 	p := op.p
 
 	lines, err := p.sitemaps.Sitemaps(ctx, op.start)
@@ -75,7 +94,7 @@ func (op *originPlan) run(ctx context.Context) {
 			case pg := <-op.started:
 				pages = append(pages, pg)
 			case <-ctx.Done():
-				return
+				return false
 			}
 		}
 	}
@@ -86,15 +105,17 @@ func (op *originPlan) run(ctx context.Context) {
 	default:
 	}
 	op.release()
+	op.releaseClaim(ctx)
 
 	for op.sitemapsLeft() > 0 {
 		select {
 		case <-op.src.Low(p.opt.LowWater):
 			op.readSitemaps(ctx)
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
+	return ctx.Err() == nil
 }
 
 // release lets the origin's pages go.

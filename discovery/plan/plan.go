@@ -36,6 +36,12 @@
 // references; no name is ever tried there. Discovery documents are not pages: a crawl's page
 // limit does not count them.
 //
+// Crawls that share one frontier storage (processes on one Redis) read each origin's documents
+// once with Config.Claims: the crawl that claims the origin runs the steps above and queues what
+// they list into the shared queue; the others hold the origin's pages back until it releases
+// them (step 6), take its URLs from the shared queue, and take the discovery over if it dies
+// ([Claims]).
+//
 // Every URL queued carries how it was found (frontier.Entry.Via, "found_via") and, where the
 // source gives one, when it last changed (frontier.Entry.LastMod). Most callers do not use this
 // package directly: crawler.Run runs it with crawler.Config.Discovery, and
@@ -117,6 +123,11 @@ type Config struct {
 	// Logger receives, at Debug, what went wrong with each document (also in its Document.Err),
 	// and at Info a WordPress REST API that offers no listing; nil means slog.Default().
 	Logger *slog.Logger
+	// Claims, when not nil, shares each origin's discovery with the other crawls of the
+	// frontier's shared storage (see [Claims]): the crawl that claims an origin reads its
+	// documents, the others hold its pages back until that crawl releases them and take what it
+	// queued from the shared queue. nil: this crawl discovers every origin of its start URLs.
+	Claims Claims
 }
 
 // Document is a discovery document the planner requested: robots.txt's sitemaps, llms.txt, a
@@ -171,6 +182,7 @@ type Planner struct {
 
 	reportMu sync.Mutex
 	report   func(Document)
+	claims   Claims // nil: every origin discovered here
 
 	mu      sync.Mutex
 	origins map[string]*originPlan // by origin (origin.RobotsKey)
@@ -196,7 +208,7 @@ func New(cfg Config) (*Planner, error) {
 		lister = l
 	}
 	p := &Planner{sitemaps: lister, f: cfg.Frontier, opt: cfg.Options, left: cfg.PagesLeft,
-		log: cmp.Or(cfg.Logger, slog.Default()), report: cfg.Report, origins: map[string]*originPlan{},
+		log: cmp.Or(cfg.Logger, slog.Default()), report: cfg.Report, claims: cfg.Claims, origins: map[string]*originPlan{},
 		sum: Summary{Found: map[string]int{}, Duplicates: map[string]int{}}}
 	p.opt.LowWater = cmp.Or(p.opt.LowWater, DefaultLowWater)
 	p.opt.MaxFeeds = cmp.Or(p.opt.MaxFeeds, DefaultMaxFeeds)
@@ -206,7 +218,8 @@ func New(cfg Config) (*Planner, error) {
 
 // Begin holds the origin of each start URL in the frontier, queues the start URL there (depth
 // 1, found via start) and starts the origin's discovery, which runs until ctx ends or nothing is
-// left to read. It returns, aligned with starts, the error of each start URL the frontier
+// left to read. With Config.Claims the start URLs are queued later: once this crawl claimed the
+// origin's discovery, or the crawl that claimed it released the origin's pages. It returns, aligned with starts, the error of each start URL the frontier
 // refused (nil for the others); discovery still runs for the rest. Call it once, before the
 // crawl's workers start taking URLs.
 func (p *Planner) Begin(ctx context.Context, starts []string) []error {
@@ -239,6 +252,16 @@ func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 			p.mu.Unlock()
 			order = append(order, op)
 		}
+		if p.claims != nil {
+			// Queued once the origin's discovery is claimed, or released by the crawl that
+			// claimed it (see follow); only a URL the frontier cannot keep is refused here.
+			if _, err := frontier.Normalize(s); err != nil {
+				errs[i] = err
+				continue
+			}
+			op.startURLs = append(op.startURLs, s)
+			continue
+		}
 		a, err := p.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart})
 		if err != nil {
 			errs[i] = err
@@ -254,7 +277,7 @@ func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 		}
 	}
 	for _, op := range order {
-		op.started = make(chan *Page, op.starts)
+		op.started = make(chan *Page, max(op.starts, len(op.startURLs)))
 		p.wg.Go(func() { op.run(ctx) })
 	}
 	return errs
