@@ -1,7 +1,8 @@
 // Command distributed is one process of a crawl that several processes — on one machine or many —
 // share through one Redis server. Together they crawl as one crawler: one budget per host (3
 // starts per second, 2 in flight, counted across all of them), one robots.txt fetch per host, one
-// queue of URLs in which each URL is fetched once, and one cache.
+// reading of each host's sitemaps and llms.txt, one queue of URLs in which each URL is fetched
+// once, and one cache.
 //
 //	go run ./examples/distributed -redis redis://127.0.0.1:6379/0 https://example.org/ &
 //	go run ./examples/distributed -redis redis://127.0.0.1:6379/0 https://example.org/
@@ -22,10 +23,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/etiquette/crawler"
+	"github.com/politecrawl/etiquette/discovery/plan"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/robots"
 	"github.com/politecrawl/etiquette/redisstore"
 )
@@ -85,15 +88,20 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Discovery (robots.txt's sitemaps, llms.txt, feeds) is read once per host, by the process
+	// that claims it in Redis; the others take the URLs it queues.
 	_, err = crawler.Run(ctx, crawler.Config{
-		Client:   door.Client(),
-		Start:    cfg.Start,
-		Frontier: f,
-		Workers:  4,
+		Client:          door.Client(),
+		Start:           cfg.Start,
+		Frontier:        f,
+		Workers:         4,
+		Discovery:       &plan.Options{},
+		DiscoveryClaims: shared.Discovery(),
 		Report: func(r crawler.Result) {
-			if r.Err != nil {
+			switch {
+			case r.Err != nil:
 				log.Printf("%s: %v", r.URL, r.Err)
-			} else {
+			case r.Kind == kind.HTML: // pages; the discovery documents are reported too
 				fmt.Fprintf(out, "%s\t%d\n", r.URL, r.Status)
 			}
 		},

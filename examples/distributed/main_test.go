@@ -19,8 +19,8 @@ import (
 
 // TestTwoProcessesCrawlAsOne builds the example, starts a private Redis and runs two processes of
 // one crawl against a recording site, and checks from what the site received that they crawled
-// as one crawler: robots.txt read once, each page requested once, 3 starts per second and 2 in
-// flight for the two together — and that both did part of the work.
+// as one crawler: robots.txt and the sitemap read once, each page requested once, 3 starts per
+// second and 2 in flight for the two together — and that both did part of the work.
 func TestTwoProcessesCrawlAsOne(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the example and crawls 20 pages in real time (about 7 s)")
@@ -33,11 +33,16 @@ func TestTwoProcessesCrawlAsOne(t *testing.T) {
 
 	site := etiquettetest.NewSite()
 	defer site.Close()
-	shop := site.NewOrigin().Robots("User-agent: *\nDisallow: /private\n")
-	var pages []string
+	shop := site.NewOrigin()
+	var pages, listed []string
 	for i := 1; i <= 20; i++ {
 		pages = append(pages, fmt.Sprintf("/p/%d", i))
+		if i > 10 {
+			listed = append(listed, shop.URL+pages[i-1])
+		}
 	}
+	shop.Robots("User-agent: *\nDisallow: /private\nSitemap: " + shop.URL + "/sitemap.xml\n")
+	shop.Serve("/sitemap.xml", etiquettetest.Sitemap(listed...))
 	shop.Serve("/", etiquettetest.HTMLPage("Shop", append(pages, "/private/stock")...).SetCookie(etiquettetest.SessionCookie()))
 	for i, p := range pages {
 		shop.Page(p, p, "/", pages[(i+1)%len(pages)])
@@ -76,10 +81,10 @@ func TestTwoProcessesCrawlAsOne(t *testing.T) {
 	g.Expect(site).To(matchers.KeepAtMostInFlight(2))
 	g.Expect(site).To(matchers.SendNoCookies())
 
-	// Each URL once, robots.txt included, though two processes crawled.
+	// Each URL once, robots.txt and the discovery documents included, though two processes crawled.
 	paths := etiquettetest.Paths(site.Requests())
-	want := append([]string{"/", "/robots.txt"}, pages...)
-	g.Expect(slices.Sorted(slices.Values(paths))).To(Equal(slices.Sorted(slices.Values(want))), "each page and robots.txt once")
+	want := append([]string{"/", "/robots.txt", "/sitemap.xml", "/llms.txt"}, pages...)
+	g.Expect(slices.Sorted(slices.Values(paths))).To(Equal(slices.Sorted(slices.Values(want))), "each page, robots.txt and each discovery document once")
 
 	// Each page was fetched by one process or the other, and both took part.
 	var fetched [2][]string
