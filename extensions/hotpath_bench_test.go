@@ -167,7 +167,7 @@ func median(xs []float64) float64 {
 func fastPolicy(tb testing.TB, srv *httptest.Server, store cache.Store) politeness.Policy {
 	tb.Helper()
 	quiet := slog.New(slog.DiscardHandler)
-	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{srv.Listener.Addr().String(): 1e6}, Logger: quiet})
+	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{srv.Listener.Addr().String(): 1e6}, LatencyFactor: -1, Logger: quiet})
 	if err != nil {
 		tb.Fatal(err)
 	}

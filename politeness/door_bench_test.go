@@ -25,7 +25,7 @@ func BenchmarkDoorLayers(b *testing.B) {
 			Body: io.NopCloser(strings.NewReader(page)), Request: req}, nil
 	})
 	quiet := slog.New(slog.DiscardHandler)
-	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{"127.0.0.1:8080": 1e9}, Logger: quiet})
+	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{"127.0.0.1:8080": 1e9}, LatencyFactor: -1, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
