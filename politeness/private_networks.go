@@ -236,11 +236,12 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 // keeps. A request to an address literal needs no record: its address is in its URL.
 func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		h := &hop{redirect: req.Response != nil}
+		redirect := req.Response != nil
+		var from netip.Addr
 		to, checked := next, false
-		if h.redirect {
-			h.from = g.previous(req.Context(), req.Response.Request)
-			if !privateAddress(h.from) && !g.proxied(req) {
+		if redirect {
+			from = g.previous(req.Context(), req.Response.Request)
+			if !privateAddress(from) && !g.proxied(req) {
 				to, checked = g.checked, true
 			}
 		}
@@ -248,6 +249,7 @@ func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.S
 		if !checked && literal {
 			return next.RoundTrip(req)
 		}
+		h := &hop{redirect: redirect, from: from}
 		ctx := context.WithValue(req.Context(), hopKey{}, h)
 		if !literal {
 			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
