@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -593,10 +592,15 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	})
 	var bg []events.Event
 	var bgMu sync.Mutex
+	reported := make(chan struct{}, 1)
 	sink := sinkFunc(func(e events.Event) {
 		bgMu.Lock()
 		bg = append(bg, e)
 		bgMu.Unlock()
+		select {
+		case reported <- struct{}{}:
+		default:
+		}
 	})
 	tr := newCache(c, cache.Options{Events: sink})
 	get(t, tr, srv.URL)
@@ -607,18 +611,15 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	if r := get(t, tr, srv.URL); r.status != cache.Stale || r.body != "v1" {
 		t.Fatalf("read inside the window = %q %q, want stale v1", r.status, r.body)
 	}
-	// The background revalidation stores v2; poll for it (bounded) rather than sleep a guess.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		r := get(t, tr, srv.URL)
-		if r.body == "v2" && r.status == cache.Fresh {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the background revalidation never stored v2 (last %q %q)", r.status, r.body)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The background revalidation reports its response once it has read it to the end, which
+	// commits v2 to the store.
+	select {
+	case <-reported:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the background revalidation was never reported")
+	}
+	if r := get(t, tr, srv.URL); r.body != "v2" || r.status != cache.Fresh {
+		t.Fatalf("read after the background revalidation = %q %q, want fresh v2", r.status, r.body)
 	}
 	bgMu.Lock()
 	defer bgMu.Unlock()
