@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -277,6 +278,11 @@ func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.S
 
 // addressLiteral returns the address u's host names, if it is an IP address rather than a name.
 func addressLiteral(u *url.URL) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(u.Hostname())
+	host := u.Hostname()
+	if host == "" || !strings.Contains(host, ":") && (host[0] < '0' || host[0] > '9') {
+		// Not an address: spares the name the parser's error, which allocates, on every request.
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(host)
 	return a.Unmap(), err == nil
 }
