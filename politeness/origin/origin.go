@@ -108,6 +108,9 @@ func RobotsKey(u *url.URL) (string, error) {
 		return "", err
 	}
 	def := (scheme == "http" && port == "80") || (scheme == "https" && port == "443")
+	if !def && canonicalHost(u.Host) {
+		return scheme + "://" + u.Host, nil // one concatenation instead of two, as in BudgetKey
+	}
 	return scheme + "://" + hostPort(host, port, def), nil
 }
 
