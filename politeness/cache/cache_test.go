@@ -723,3 +723,38 @@ func TestOmitHeadersAreNeverStored(t *testing.T) {
 		t.Errorf("an old entry: status %q, Set-Cookie %q; want fresh and none", cache.StatusOf(resp), resp.Header.Get("Set-Cookie"))
 	}
 }
+
+// A body sent without a Content-Length (chunked) is stored whole and served back byte for byte,
+// each page its own, however the store collected it; one larger than the store keeps per body
+// passes through, never cut.
+func TestMemoryStoreKeepsChunkedBodiesWhole(t *testing.T) {
+	c := newClock()
+	srv := newOrigin(t, c, func(w http.ResponseWriter, r *http.Request) string {
+		w.Header().Set("Cache-Control", "max-age=600")
+		size := 9000
+		if r.URL.Path == "/big" {
+			size = 20000
+		}
+		half := strings.Repeat(r.URL.Path[1:2], size/2)
+		io.WriteString(w, half)
+		w.(http.Flusher).Flush() // the headers go out now, without a Content-Length
+		return half
+	})
+	mem := cache.NewMemoryStore(64000) // at most 16,000 bytes per body
+	tr := cache.New(http.DefaultTransport, mem, cache.Options{Now: c.Now})
+	for _, path := range []string{"/a", "/b", "/c"} {
+		if r := get(t, tr, srv.URL+path); r.status != cache.Miss || r.body != strings.Repeat(path[1:2], 9000) {
+			t.Fatalf("first read of %s: %q, %d bytes", path, r.status, len(r.body))
+		}
+	}
+	for _, path := range []string{"/a", "/b", "/c"} {
+		if r := get(t, tr, srv.URL+path); r.status != cache.Fresh || r.body != strings.Repeat(path[1:2], 9000) {
+			t.Errorf("second read of %s: %q, %d bytes, want fresh and its own 9000 bytes", path, r.status, len(r.body))
+		}
+	}
+	for range 2 {
+		if r := get(t, tr, srv.URL+"/big"); r.status != cache.Miss || r.body != strings.Repeat("b", 20000) {
+			t.Errorf("a chunked body over the per-body limit: %q, %d bytes; want a miss with the whole body", r.status, len(r.body))
+		}
+	}
+}
