@@ -35,10 +35,7 @@ func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		k := kind.Of(req)
 		out := req.WithContext(kind.WithKind(req.Context(), k))
-		out.Header = req.Header.Clone() // only the headers change; the rest is shared, as WithContext does
-		if out.Header == nil {
-			out.Header = http.Header{}
-		}
+		out.Header = cloneHeader(req.Header, 3) // only the headers change; the rest is shared, as WithContext does
 		// A URL of its own as well: Colly takes a response's Request for the request it sent only
 		// when its URL pointer differs, and then shows the headers that really went out.
 		u := *req.URL
@@ -63,4 +60,27 @@ func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper
 		}
 		return next.RoundTrip(out)
 	})
+}
+
+// cloneHeader is http.Header.Clone with room for extra more names (so that setting User-Agent,
+// From and Accept does not grow the map), and an empty header for a nil one. As in Clone, the
+// values share one backing array and each slice is capped at its length, so appending to one
+// copies it instead of writing into its neighbour.
+func cloneHeader(h http.Header, extra int) http.Header {
+	n := 0
+	for _, vv := range h {
+		n += len(vv)
+	}
+	values := make([]string, n)
+	out := make(http.Header, len(h)+extra)
+	for k, vv := range h {
+		if vv == nil {
+			out[k] = nil // a nil value stays nil, as in Clone
+			continue
+		}
+		m := copy(values, vv)
+		out[k] = values[:m:m]
+		values = values[m:]
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -236,11 +237,12 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 // keeps. A request to an address literal needs no record: its address is in its URL.
 func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		h := &hop{redirect: req.Response != nil}
+		redirect := req.Response != nil
+		var from netip.Addr
 		to, checked := next, false
-		if h.redirect {
-			h.from = g.previous(req.Context(), req.Response.Request)
-			if !privateAddress(h.from) && !g.proxied(req) {
+		if redirect {
+			from = g.previous(req.Context(), req.Response.Request)
+			if !privateAddress(from) && !g.proxied(req) {
 				to, checked = g.checked, true
 			}
 		}
@@ -248,6 +250,7 @@ func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.S
 		if !checked && literal {
 			return next.RoundTrip(req)
 		}
+		h := &hop{redirect: redirect, from: from}
 		ctx := context.WithValue(req.Context(), hopKey{}, h)
 		if !literal {
 			ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -275,6 +278,11 @@ func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.S
 
 // addressLiteral returns the address u's host names, if it is an IP address rather than a name.
 func addressLiteral(u *url.URL) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(u.Hostname())
+	host := u.Hostname()
+	if host == "" || !strings.Contains(host, ":") && (host[0] < '0' || host[0] > '9') {
+		// Not an address: spares the name the parser's error, which allocates, on every request.
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(host)
 	return a.Unmap(), err == nil
 }

@@ -268,3 +268,31 @@ func TestPrivateRedirectGuard(t *testing.T) {
 		})
 	}
 }
+
+// A URL's host is an address only when it is an IP literal; a name, even one starting with a
+// digit, is resolved by the dial and checked there.
+func TestAddressLiteral(t *testing.T) {
+	for _, tt := range []struct {
+		url  string
+		want string // "" when the host is a name
+	}{
+		{"http://127.0.0.1:8080/", "127.0.0.1"},
+		{"http://[::1]/", "::1"},
+		{"http://[::ffff:10.0.0.1]/", "10.0.0.1"},
+		{"https://example.org/", ""},
+		{"https://1password.example/", ""},
+		{"https://a:b@10.1.2.3/", "10.1.2.3"},
+	} {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if a, ok := addressLiteral(u); ok {
+			got = a.String()
+		}
+		if got != tt.want {
+			t.Errorf("addressLiteral(%s) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}

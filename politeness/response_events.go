@@ -31,9 +31,17 @@ func reportResponses(next http.RoundTripper, sink events.Sink) http.RoundTripper
 		if resp.Body == nil {
 			resp.Body = http.NoBody
 		}
-		resp.Body = watchBody(resp.Body, &responseReport{ev: ev, sink: sink})
+		rb := &reportedBody{report: responseReport{ev: ev, sink: sink}}
+		rb.rc, rb.end = resp.Body, &rb.report
+		resp.Body = &rb.watchedBody
 		return resp, nil
 	})
+}
+
+// reportedBody is a watched body and the report it ends with, in one allocation.
+type reportedBody struct {
+	watchedBody
+	report responseReport
 }
 
 // responseReport emits a response's event when its body is finished.

@@ -43,6 +43,7 @@ type pending struct {
 	cancel context.CancelCauseFunc
 	onWire atomic.Int32 // sends of this request whose response is not finished yet
 	sent   atomic.Bool  // it reached the wire at least once: it left the backlog
+	body   watchedBody  // the final response's body, as trackPending returns it
 }
 
 type pendingKey struct{}
@@ -132,7 +133,8 @@ func trackPending(next http.RoundTripper, reg *pendingRequests, sink events.Sink
 		if resp.Body == nil {
 			resp.Body = http.NoBody
 		}
-		resp.Body = watchBody(resp.Body, untrackAtEnd{p})
+		p.body.rc, p.body.end = resp.Body, untrackAtEnd{p}
+		resp.Body = &p.body
 		return resp, nil
 	})
 }

@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -593,10 +592,15 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	})
 	var bg []events.Event
 	var bgMu sync.Mutex
+	reported := make(chan struct{}, 1)
 	sink := sinkFunc(func(e events.Event) {
 		bgMu.Lock()
 		bg = append(bg, e)
 		bgMu.Unlock()
+		select {
+		case reported <- struct{}{}:
+		default:
+		}
 	})
 	tr := newCache(c, cache.Options{Events: sink})
 	get(t, tr, srv.URL)
@@ -607,18 +611,15 @@ func TestStaleWhileRevalidate(t *testing.T) {
 	if r := get(t, tr, srv.URL); r.status != cache.Stale || r.body != "v1" {
 		t.Fatalf("read inside the window = %q %q, want stale v1", r.status, r.body)
 	}
-	// The background revalidation stores v2; poll for it (bounded) rather than sleep a guess.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		r := get(t, tr, srv.URL)
-		if r.body == "v2" && r.status == cache.Fresh {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the background revalidation never stored v2 (last %q %q)", r.status, r.body)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The background revalidation reports its response once it has read it to the end, which
+	// commits v2 to the store.
+	select {
+	case <-reported:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the background revalidation was never reported")
+	}
+	if r := get(t, tr, srv.URL); r.body != "v2" || r.status != cache.Fresh {
+		t.Fatalf("read after the background revalidation = %q %q, want fresh v2", r.status, r.body)
 	}
 	bgMu.Lock()
 	defer bgMu.Unlock()
@@ -720,5 +721,40 @@ func TestOmitHeadersAreNeverStored(t *testing.T) {
 	resp.Body.Close()
 	if cache.StatusOf(resp) != cache.Fresh || resp.Header.Get("Set-Cookie") != "" {
 		t.Errorf("an old entry: status %q, Set-Cookie %q; want fresh and none", cache.StatusOf(resp), resp.Header.Get("Set-Cookie"))
+	}
+}
+
+// A body sent without a Content-Length (chunked) is stored whole and served back byte for byte,
+// each page its own, however the store collected it; one larger than the store keeps per body
+// passes through, never cut.
+func TestMemoryStoreKeepsChunkedBodiesWhole(t *testing.T) {
+	c := newClock()
+	srv := newOrigin(t, c, func(w http.ResponseWriter, r *http.Request) string {
+		w.Header().Set("Cache-Control", "max-age=600")
+		size := 9000
+		if r.URL.Path == "/big" {
+			size = 20000
+		}
+		half := strings.Repeat(r.URL.Path[1:2], size/2)
+		io.WriteString(w, half)
+		w.(http.Flusher).Flush() // the headers go out now, without a Content-Length
+		return half
+	})
+	mem := cache.NewMemoryStore(64000) // at most 16,000 bytes per body
+	tr := cache.New(http.DefaultTransport, mem, cache.Options{Now: c.Now})
+	for _, path := range []string{"/a", "/b", "/c"} {
+		if r := get(t, tr, srv.URL+path); r.status != cache.Miss || r.body != strings.Repeat(path[1:2], 9000) {
+			t.Fatalf("first read of %s: %q, %d bytes", path, r.status, len(r.body))
+		}
+	}
+	for _, path := range []string{"/a", "/b", "/c"} {
+		if r := get(t, tr, srv.URL+path); r.status != cache.Fresh || r.body != strings.Repeat(path[1:2], 9000) {
+			t.Errorf("second read of %s: %q, %d bytes, want fresh and its own 9000 bytes", path, r.status, len(r.body))
+		}
+	}
+	for range 2 {
+		if r := get(t, tr, srv.URL+"/big"); r.status != cache.Miss || r.body != strings.Repeat("b", 20000) {
+			t.Errorf("a chunked body over the per-body limit: %q, %d bytes; want a miss with the whole body", r.status, len(r.body))
+		}
 	}
 }

@@ -66,6 +66,8 @@ func (m *MemoryStore) Put(key string, e *Entry) (BodyWriter, error) {
 	if e.Size > 0 {
 		// The announced length: one allocation of the body's size instead of a doubling series.
 		w.buf.Grow(int(e.Size))
+	} else {
+		w.scratch = scratchBuffers.Get().(*bytes.Buffer)
 	}
 	return w, nil
 }
@@ -115,12 +117,41 @@ func itemSize(it *memItem) int64 {
 }
 
 type memWriter struct {
-	m        *MemoryStore
-	key      string
-	e        *Entry
+	m   *MemoryStore
+	key string
+	e   *Entry
+	// The body so far: in buf, sized once, when the entry's size is known; else in scratch, a
+	// buffer from scratchBuffers, copied to a body of its exact size on Commit — growing a body
+	// by doubling would allocate and clear about three times its size, and keep up to twice it.
 	buf      bytes.Buffer
+	scratch  *bytes.Buffer
 	tooLarge bool
 	done     bool
+}
+
+// scratchBuffers holds the buffers bodies of unknown size are collected in.
+var scratchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxScratch is the largest buffer scratchBuffers keeps: a rare huge body does not stay in the
+// pool.
+const maxScratch = 1 << 20
+
+func (w *memWriter) body() *bytes.Buffer {
+	if w.scratch != nil {
+		return w.scratch
+	}
+	return &w.buf
+}
+
+// release gives the scratch buffer back to the pool, if w has one.
+func (w *memWriter) release() {
+	if w.scratch != nil {
+		if w.scratch.Cap() <= maxScratch {
+			w.scratch.Reset()
+			scratchBuffers.Put(w.scratch)
+		}
+		w.scratch = nil
+	}
 }
 
 func (w *memWriter) Write(p []byte) (int, error) {
@@ -130,12 +161,14 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	if w.tooLarge {
 		return 0, ErrTooLarge
 	}
-	if int64(w.buf.Len()+len(p)) > w.m.maxEntry {
+	b := w.body()
+	if int64(b.Len()+len(p)) > w.m.maxEntry {
 		w.tooLarge = true
+		w.release()
 		w.buf = bytes.Buffer{}
 		return 0, ErrTooLarge
 	}
-	return w.buf.Write(p)
+	return b.Write(p)
 }
 
 func (w *memWriter) Commit() error {
@@ -143,6 +176,11 @@ func (w *memWriter) Commit() error {
 		return nil
 	}
 	w.done = true
+	body := w.buf.Bytes()
+	if w.scratch != nil {
+		body = append([]byte(nil), w.scratch.Bytes()...)
+		w.release()
+	}
 	m := w.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -151,8 +189,8 @@ func (w *memWriter) Commit() error {
 		// The old entry is superseded by a response we could not keep.
 		return ErrTooLarge
 	}
-	w.e.Key, w.e.Size = w.key, int64(w.buf.Len())
-	it := &memItem{key: w.key, e: w.e, body: w.buf.Bytes()}
+	w.e.Key, w.e.Size = w.key, int64(len(body))
+	it := &memItem{key: w.key, e: w.e, body: body}
 	m.items[w.key] = m.lru.PushFront(it)
 	m.used += itemSize(it)
 	for m.used > m.maxBytes && m.lru.Len() > 1 {
@@ -163,5 +201,6 @@ func (w *memWriter) Commit() error {
 
 func (w *memWriter) Abort() {
 	w.done = true
+	w.release()
 	w.buf = bytes.Buffer{}
 }

@@ -123,7 +123,6 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("hostclock: %w", err)
 	}
 	k := kind.Of(req)
-	ev := events.Event{URL: req.URL.String(), Origin: key, Kind: k, Method: req.Method}
 	lease, err := t.acquire(req, key, k)
 	if err != nil {
 		closeBody(req)
@@ -131,68 +130,119 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		var tl *WaitTooLongError
 		switch {
 		case errors.As(err, &gu):
+			ev := event(req, key, k)
 			ev.Type, ev.Reason, ev.Detail, ev.Err = events.Refused, "budget", gu.Reason, err
 			t.o.Sink.Emit(ev)
 		case errors.As(err, &tl):
+			ev := event(req, key, k)
 			ev.Type, ev.Reason, ev.Detail, ev.Err, ev.Until = events.Refused, "deadline", err.Error(), err, tl.Earliest
 			t.o.Sink.Emit(ev)
 		}
 		return nil, err
 	}
 	if g := lease.Grant(); g.Wait > 0 {
-		e := ev
-		e.Type, e.Reason, e.Wait = events.Waited, g.Reason, g.Wait
-		t.o.Sink.Emit(e)
+		ev := event(req, key, k)
+		ev.Type, ev.Reason, ev.Wait = events.Waited, g.Reason, g.Wait
+		t.o.Sink.Emit(ev)
 	}
-	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	// Everything the rest of the exchange needs is in x, one allocation: the trace that reports
+	// the send, the body that hands the lease back, and the request the events describe.
+	x := &exchange{t: t, lease: lease, req: req, key: key, kind: k}
+	ctx := req.Context()
 	timeout := t.o.Timeout
 	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && timeout > 0 {
 		timeout = d
 	}
 	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, x.cancel = context.WithTimeout(ctx, timeout)
 	}
-	req = req.WithContext(httptrace.WithClientTrace(ctx, sentTrace(lease)))
-	finish := func(out Outcome) {
-		cancel()
-		lease.Done(out)
-		if p, ok := lease.Caused(); ok {
-			e := ev
-			e.Type, e.Status, e.Reason, e.Until, e.Err = events.Paused, out.Status, p.Reason, p.Until, out.Err
-			if !p.Until.IsZero() {
-				e.Wait = p.Until.Sub(t.o.Now())
-			}
-			t.o.Sink.Emit(e)
-		}
-		if p, ok := lease.Paced(); ok {
-			e := ev
-			e.Type, e.Status, e.Reason, e.Wait = events.Notice, out.Status, ReasonLatency, p.Interval
-			e.Detail = fmt.Sprintf("responses take about %s: starts at least %s apart", roughly(p.ResponseTime), roughly(p.Interval))
-			if !p.Slowed {
-				e.Detail = fmt.Sprintf("responses take about %s again: starts as the budget allows", roughly(p.ResponseTime))
-			}
-			t.o.Sink.Emit(e)
-		}
+	x.trace = httptrace.ClientTrace{
+		GotConn:              func(info httptrace.GotConnInfo) { x.fresh.Store(!info.Reused) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { x.lease.Sent() },
+		GotFirstResponseByte: x.gotFirstByte,
 	}
-	resp, err := t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, &x.trace)))
 	if err != nil {
-		finish(Outcome{Err: err})
+		x.finish(Outcome{Err: err})
 		return nil, err
 	}
-	out := Outcome{Status: resp.StatusCode}
+	x.out = Outcome{Status: resp.StatusCode}
 	if v := resp.Header.Get("Retry-After"); v != "" {
 		d, perr := backoff.ParseRetryAfter(v, t.o.Now())
 		if perr == nil || errors.Is(perr, backoff.ErrBeyondCeiling) {
-			out.RetryAfter = d
+			x.out.RetryAfter = d
 		}
 	}
 	if resp.Body == nil || resp.Body == http.NoBody {
 		// HEAD and empty answers: there is nothing to read, and callers often never close them.
-		finish(out)
+		x.finish(x.out)
 		return resp, nil
 	}
-	resp.Body = &leasedBody{rc: resp.Body, finish: finish, out: out}
+	x.rc = resp.Body
+	resp.Body = (*leasedBody)(x)
 	return resp, nil
+}
+
+// event returns the event about req, to origin key, that every event of the layer starts from.
+func event(req *http.Request, key string, k kind.Kind) events.Event {
+	return events.Event{URL: req.URL.String(), Origin: key, Kind: k, Method: req.Method}
+}
+
+// exchange is one request between its grant and the end of its response.
+type exchange struct {
+	t     *layer
+	lease Lease
+	req   *http.Request // as it entered the layer: what the events describe
+	key   string
+	kind  kind.Kind
+
+	cancel context.CancelFunc // of the timeout; nil without one
+	trace  httptrace.ClientTrace
+	fresh  atomic.Bool // the request went out on a new connection (see gotFirstByte)
+
+	rc   io.ReadCloser // the response body, read through leasedBody
+	out  Outcome       // what the response says, before its body is read
+	once sync.Once
+}
+
+// gotFirstByte tells the lease when the request reached the server, as closely as the client can
+// know it, so the clock counts the origin's window from then, and its response time. On a
+// connection that served a request before, that is when the request was written (the trace's
+// WroteRequest). On a new one the server's log may see the request much later — the server
+// accepts connections on its own schedule — so the lease hears again when the first byte of the
+// response arrived, by which time the server certainly logged it: the window counts from that
+// latest report, the response time from the write. Keep-alive makes the second case rare.
+func (x *exchange) gotFirstByte() {
+	if x.fresh.Load() {
+		x.lease.Sent()
+	}
+}
+
+// finish ends the exchange: the timeout's context is released, the lease handed back with out,
+// and the pause or change of pace it caused reported.
+func (x *exchange) finish(out Outcome) {
+	if x.cancel != nil {
+		x.cancel()
+	}
+	x.lease.Done(out)
+	t := x.t
+	if p, ok := x.lease.Caused(); ok {
+		e := event(x.req, x.key, x.kind)
+		e.Type, e.Status, e.Reason, e.Until, e.Err = events.Paused, out.Status, p.Reason, p.Until, out.Err
+		if !p.Until.IsZero() {
+			e.Wait = p.Until.Sub(t.o.Now())
+		}
+		t.o.Sink.Emit(e)
+	}
+	if p, ok := x.lease.Paced(); ok {
+		e := event(x.req, x.key, x.kind)
+		e.Type, e.Status, e.Reason, e.Wait = events.Notice, out.Status, ReasonLatency, p.Interval
+		e.Detail = fmt.Sprintf("responses take about %s: starts at least %s apart", roughly(p.ResponseTime), roughly(p.Interval))
+		if !p.Slowed {
+			e.Detail = fmt.Sprintf("responses take about %s again: starts as the budget allows", roughly(p.ResponseTime))
+		}
+		t.o.Sink.Emit(e)
+	}
 }
 
 func closeBody(req *http.Request) {
@@ -201,13 +251,9 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// leasedBody hands the lease back when the body is closed, read to EOF or fails.
-type leasedBody struct {
-	rc     io.ReadCloser
-	once   sync.Once
-	finish func(Outcome)
-	out    Outcome
-}
+// leasedBody is an exchange's response body: it hands the lease back when the body is closed,
+// read to EOF or fails.
+type leasedBody exchange
 
 func (b *leasedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
@@ -216,33 +262,13 @@ func (b *leasedBody) Read(p []byte) (int, error) {
 		if err != io.EOF {
 			out.Err = err
 		}
-		b.once.Do(func() { b.finish(out) })
+		b.once.Do(func() { (*exchange)(b).finish(out) })
 	}
 	return n, err
 }
 
 func (b *leasedBody) Close() error {
 	err := b.rc.Close()
-	b.once.Do(func() { b.finish(b.out) })
+	b.once.Do(func() { (*exchange)(b).finish(b.out) })
 	return err
-}
-
-// sentTrace tells the lease when the request reached the server, as closely as the client can
-// know it, so the clock counts the origin's window from then, and its response time. On a
-// connection that served a request before, that is when the request was written. On a new one the
-// server's log may see the request much later — the server accepts connections on its own
-// schedule — so the lease hears again when the first byte of the response arrived, by which time
-// the server certainly logged it: the window counts from that latest report, the response time
-// from the write. Keep-alive makes the second case rare.
-func sentTrace(lease Lease) *httptrace.ClientTrace {
-	var fresh atomic.Bool
-	return &httptrace.ClientTrace{
-		GotConn:      func(info httptrace.GotConnInfo) { fresh.Store(!info.Reused) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { lease.Sent() },
-		GotFirstResponseByte: func() {
-			if fresh.Load() {
-				lease.Sent()
-			}
-		},
-	}
 }

@@ -125,6 +125,14 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 		l.mu.Unlock()
 		return nil, err
 	}
+	if len(s.queue) == 0 {
+		if wait, _ := l.check(s, start); wait == 0 {
+			// Nobody in line and every rule allows a start now: the request is first in line
+			// from now, and its grant is the same as after joining the line, without the line.
+			s.headSince = start
+			return l.grant(s, nil, k, start, start, nil), nil
+		}
+	}
 	w := &waiter{wake: make(chan struct{}, 1), robots: k == kind.Robots}
 	s.enqueue(w, start)
 	if l.testHookEnqueue != nil {
@@ -212,7 +220,8 @@ func (l *Local) tooLong(ctx context.Context, s *state, now time.Time) error {
 	return err
 }
 
-// grant hands the slot to w, the head of s's queue. It requires l.mu held and releases it.
+// grant hands the slot to w, the head of s's queue, or to a request that never joined an empty
+// queue (w nil). It requires l.mu held and releases it.
 func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, spent map[string]time.Duration) *lease {
 	// The start was due when the rules first allowed it and the request was first in line with a
 	// place free. The next theoretical start counts from there, not from now: a start that a busy
@@ -231,7 +240,9 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 		// the site stopped.
 		due = now
 	}
-	s.queue = s.queue[1:]
+	if w != nil {
+		s.queue = s.queue[1:]
+	}
 	s.headSince = now
 	seq := s.started(now, due, l.cfg.Margin)
 	le := &lease{l: l, s: s, seq: seq, kind: k, expires: now.Add(l.cfg.LeaseTTL)}

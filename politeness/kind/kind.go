@@ -68,7 +68,29 @@ type ctxKey struct{}
 
 // WithKind returns a copy of ctx that carries k.
 func WithKind(ctx context.Context, k Kind) context.Context {
-	return context.WithValue(ctx, ctxKey{}, k)
+	return context.WithValue(ctx, ctxKey{}, boxed(k))
+}
+
+// boxed returns k as an interface value. The named kinds are returned from their constants, which
+// Go converts without allocating: the door marks every request with its kind.
+func boxed(k Kind) any {
+	switch k {
+	case Robots:
+		return Robots
+	case Sitemap:
+		return Sitemap
+	case LLMs:
+		return LLMs
+	case Feed:
+		return Feed
+	case API:
+		return API
+	case HTML:
+		return HTML
+	case Other:
+		return Other
+	}
+	return k
 }
 
 // FromContext returns the kind ctx carries, or [HTML] when it carries none.

@@ -62,3 +62,17 @@ func TestAccept(t *testing.T) {
 		}
 	}
 }
+
+// The door marks every request with its kind: marking costs the context and nothing more.
+func TestWithKindAllocatesOnlyTheContext(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range []Kind{Robots, Sitemap, LLMs, Feed, API, HTML, Other} {
+		k := Kind(string([]byte(k))) // a kind read at run time, as the identity layer's is
+		if n := testing.AllocsPerRun(100, func() { _ = WithKind(ctx, k) }); n != 1 {
+			t.Errorf("WithKind(%s) allocates %v times, want 1 (the context)", k, n)
+		}
+		if got := FromContext(WithKind(ctx, k)); got != k {
+			t.Errorf("FromContext(WithKind(%s)) = %s", k, got)
+		}
+	}
+}

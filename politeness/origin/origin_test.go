@@ -18,6 +18,8 @@ func TestKeys(t *testing.T) {
 		{"https://example.org:443/a", "https://example.org", "example.org"},
 		{"http://example.org:80/", "http://example.org", "example.org"},
 		{"http://example.org:8080/", "http://example.org:8080", "example.org:8080"},
+		{"http://Example.org:8080/", "http://example.org:8080", "example.org:8080"},
+		{"http://xn--bcher-kva.example:8080/", "http://xn--bcher-kva.example:8080", "xn--bcher-kva.example:8080"},
 		{"https://example.org:80/", "https://example.org:80", "example.org"},
 		{"https://Bücher.example/x", "https://xn--bcher-kva.example", "xn--bcher-kva.example"},
 		{"http://127.0.0.1:5000/x", "http://127.0.0.1:5000", "127.0.0.1:5000"},
@@ -54,7 +56,7 @@ func TestHTTPAndHTTPSShareABudgetButNotRobots(t *testing.T) {
 }
 
 func TestNoHost(t *testing.T) {
-	for _, raw := range []string{"/relative", "mailto:a@example.org", "ftp://example.org/", "file:///etc/passwd"} {
+	for _, raw := range []string{"/relative", "mailto:a@example.org", "ftp://example.org/", "file:///etc/passwd", "http://:8080/"} {
 		u, _ := url.Parse(raw)
 		if _, err := BudgetKey(u); !errors.Is(err, ErrNoHost) {
 			t.Errorf("BudgetKey(%q) error = %v, want ErrNoHost", raw, err)
@@ -108,4 +110,15 @@ func FuzzHostSkipsIDNAOnlyWhenIDNAWouldNotChangeIt(f *testing.F) {
 			t.Errorf("IDNA maps the ASCII host %q to %q", h, a)
 		}
 	})
+}
+
+// BudgetKey runs for every request in three layers of the door; a URL whose host is already in
+// the key's form costs no allocation, whatever its port.
+func TestBudgetKeyAllocatesNothingForACanonicalHost(t *testing.T) {
+	for _, raw := range []string{"http://127.0.0.1:8080/page", "https://example.org/page", "http://example.org:8443/"} {
+		u, _ := url.Parse(raw)
+		if n := testing.AllocsPerRun(100, func() { _, _ = BudgetKey(u) }); n != 0 {
+			t.Errorf("BudgetKey(%s) allocates %v times", raw, n)
+		}
+	}
 }
