@@ -219,23 +219,7 @@ func (c *CacheStore) UpdateEntry(key string, e *cache.Entry) error {
 	case c.fallback == nil:
 		return fmt.Errorf("%w: %s", cache.ErrNotFound, key)
 	}
-	if u, ok := c.fallback.(cache.Updater); ok {
-		return u.UpdateEntry(key, e)
-	}
-	_, body, err := c.fallback.Get(key)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	w, err := c.fallback.Put(key, e)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, body); err != nil {
-		w.Abort()
-		return err
-	}
-	return w.Commit()
+	return cache.UpdateEntry(c.fallback, key, e)
 }
 
 // cacheWriter buffers a body for Redis, and hands it to the fallback's writer once it outgrows

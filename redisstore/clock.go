@@ -135,15 +135,7 @@ func (c *Clock) line(key string) *line {
 }
 
 func (ln *line) enqueue(w *waiter) {
-	if !w.robots {
-		ln.waiting = append(ln.waiting, w)
-		return
-	}
-	i := 0
-	for i < len(ln.waiting) && ln.waiting[i].robots {
-		i++
-	}
-	ln.waiting = slices.Insert(ln.waiting, i, w)
+	ln.waiting = hostclock.JoinLine(ln.waiting, w, w.robots, func(o *waiter) bool { return o.robots })
 }
 
 // leave removes w from the line and wakes the new head. It requires c.mu held.

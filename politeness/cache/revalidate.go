@@ -141,25 +141,7 @@ func mergeNotModified(e *Entry, h http.Header, reqTime, respTime time.Time) *Ent
 
 // update replaces the metadata stored under key, through [Updater] when the store has it, else by
 // streaming the body into a new entry.
-func (t *Transport) update(key string, e *Entry) error {
-	if u, ok := t.store.(Updater); ok {
-		return u.UpdateEntry(key, e)
-	}
-	_, body, err := t.store.Get(key)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	w, err := t.store.Put(key, e)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, body); err != nil {
-		w.Abort()
-		return err
-	}
-	return w.Commit()
-}
+func (t *Transport) update(key string, e *Entry) error { return UpdateEntry(t.store, key, e) }
 
 // revalidateInBackground runs one revalidation of key at a time, detached from the caller's
 // context (which ends when the caller has its stale response) but bounded by a minute.

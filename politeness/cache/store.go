@@ -47,6 +47,29 @@ type Updater interface {
 	UpdateEntry(key string, e *Entry) error
 }
 
+// UpdateEntry replaces the metadata stored under key in s with e and keeps the body: through
+// [Updater] when s has it, else by streaming the stored body into a new entry. It fails with s's
+// error, [ErrNotFound] among them, and leaves the stored entry as it was when the copy fails.
+func UpdateEntry(s Store, key string, e *Entry) error {
+	if u, ok := s.(Updater); ok {
+		return u.UpdateEntry(key, e)
+	}
+	_, body, err := s.Get(key)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	w, err := s.Put(key, e)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, body); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Commit()
+}
+
 // Entry is a stored response's metadata.
 type Entry struct {
 	// Key is the key the entry was stored under, kept so a store can detect a misplaced record.

@@ -84,16 +84,22 @@ func (s *state) enqueue(w *waiter, now time.Time) {
 	if len(s.queue) == 0 {
 		s.headSince = now
 	}
-	if !w.robots {
-		s.queue = append(s.queue, w)
-		return
+	s.queue = JoinLine(s.queue, w, w.robots, func(o *waiter) bool { return o.robots })
+}
+
+// JoinLine returns line with w added in the place every Clock gives it in an origin's line of
+// waiting requests: a request for robots.txt (isRobots) goes ahead of every page, behind the
+// robots.txt requests already waiting — the pages are waiting for it at the robots gate anyway —
+// and a page goes to the back. robots reports whether a waiter in line is a robots.txt request.
+func JoinLine[W any](line []W, w W, isRobots bool, robots func(W) bool) []W {
+	if !isRobots {
+		return append(line, w)
 	}
-	// robots.txt goes ahead of every page: pages are waiting for it at the robots gate anyway.
 	i := 0
-	for i < len(s.queue) && s.queue[i].robots {
+	for i < len(line) && robots(line[i]) {
 		i++
 	}
-	s.queue = slices.Insert(s.queue, i, w)
+	return slices.Insert(line, i, w)
 }
 
 func (s *state) remove(w *waiter) {
