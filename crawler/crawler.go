@@ -129,7 +129,7 @@ type Result struct {
 type Summary struct {
 	Pages      int // URLs that got a response (any status)
 	Failed     int // URLs that got no response: refused by the door or the frontier, network errors
-	NotFetched int // URLs still queued when the run stopped early
+	NotFetched int // URLs still queued when the run stopped early; 0 over a shared frontier storage, whose queue stays for the crawl's other processes
 	// Documents counts the discovery documents requested (sitemaps, llms.txt, feeds, API
 	// responses); they are neither Pages nor Failed.
 	Documents int

@@ -14,7 +14,8 @@ import (
 // ErrUserTriggeredFollow is the error of every request a [UserTriggered] collector would send
 // after its first page — a link a callback followed, a clone's Visit, a Discover — and of
 // Discover on such a collector. The request is not sent.
-var ErrUserTriggeredFollow = errors.New("etiquette: a user-triggered collector fetches the one page a person asked for and follows nothing from it")
+var ErrUserTriggeredFollow = errors.New("etiquette: a user-triggered collector fetches the one page a person asked for and follows nothing from it " +
+	"(build a new collector with extensions.UserTriggered for each page the person asks for, or use extensions.Polite for a crawl)")
 
 // ModeKey is the colly.Context key under which a [UserTriggered] collector marks every request
 // and response: r.Ctx.Get(ModeKey) == ModeUserTriggered.
@@ -64,16 +65,17 @@ func userTriggered(c *colly.Collector) bool {
 // onePage lets one page through — the first request that is not a redirect hop, with its hops —
 // and refuses every other. Go's http.Client marks a hop with the response that caused it
 // (Request.Response); a request a collector builds never carries one. Two requests of Colly's
-// own pass too, because they are part of fetching that one page: a GET of /robots.txt before the
-// page's GET (Colly's robots.txt check, should a caller turn it back on; the door decides
-// robots.txt anyway), and, when the first request is a HEAD (Colly's CheckHead), one GET of the
-// same URL.
+// own pass too, because they are part of fetching that one page: one GET of /robots.txt before
+// the page's GET (Colly's robots.txt check, should a caller turn it back on; the door decides
+// robots.txt anyway), after which the page must be on that robots.txt's origin; and, when the
+// first request is a HEAD (Colly's CheckHead), one GET of the same URL.
 type onePage struct {
 	next http.RoundTripper
 
-	mu    sync.Mutex
-	first string // the URL of the first request; "" before it
-	head  bool   // the first request was a HEAD, and its GET has not come yet
+	mu     sync.Mutex
+	robots string // the origin of the robots.txt let through before the page; "" before it
+	first  string // the URL of the first request; "" before it
+	head   bool   // the first request was a HEAD, and its GET has not come yet
 }
 
 func (o *onePage) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -88,12 +90,15 @@ func (o *onePage) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // admit reports whether req, which is not a redirect hop, belongs to the one page.
 func (o *onePage) admit(req *http.Request) bool {
+	origin := req.URL.Scheme + "://" + req.URL.Host
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
-	case (o.first == "" || o.head) && req.Method == http.MethodGet && req.URL.Path == "/robots.txt" && req.URL.RawQuery == "":
+	case o.robots == "" && (o.first == "" || o.head) && req.Method == http.MethodGet &&
+		req.URL.Path == "/robots.txt" && req.URL.RawQuery == "":
+		o.robots = origin
 		return true
-	case o.first == "":
+	case o.first == "" && (o.robots == "" || o.robots == origin):
 		o.first, o.head = req.URL.String(), req.Method == http.MethodHead
 		return true
 	case o.head && req.Method == http.MethodGet && req.URL.String() == o.first:

@@ -99,3 +99,36 @@ func TestUserTriggeredLetsCollysOwnRequestsForThePageThrough(t *testing.T) {
 		t.Errorf("the site saw %q; want the HEAD and the GET of /page", seen)
 	}
 }
+
+// A Visit of /robots.txt does not open the way for a page elsewhere, nor for a second page.
+func TestUserTriggeredRobotsTxtVisitIsNotAFreePass(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Host+r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "<p>ok</p>")
+	})
+	a, b := httptest.NewServer(handler), httptest.NewServer(handler)
+	defer a.Close()
+	defer b.Close()
+	c := colly.NewCollector()
+	p := fastPolicy(t, a, nil)
+	p.Rate, p.AuthorizedRates = 0, nil
+	if err := extensions.UserTriggered(c, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Visit(a.URL + "/robots.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Visit(b.URL + "/page"); !errors.Is(err, extensions.ErrUserTriggeredFollow) {
+		t.Errorf("a page on another origin after a robots.txt Visit: %v, want ErrUserTriggeredFollow", err)
+	}
+	if err := c.Visit(a.URL + "/page"); err != nil {
+		t.Errorf("the page on robots.txt's origin: %v", err)
+	}
+	if err := c.Visit(a.URL + "/second"); !errors.Is(err, extensions.ErrUserTriggeredFollow) {
+		t.Errorf("a second page: %v, want ErrUserTriggeredFollow", err)
+	}
+}

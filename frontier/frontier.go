@@ -319,7 +319,8 @@ func (f *Frontier) Ack(it Item, fetchErr error) error {
 }
 
 // Close stops the frontier handing out URLs: every Next, waiting or to come, returns ErrClosed.
-// Push still queues (links of pages still being read), and Drain hands out what is left.
+// Push still queues (links of pages still being read), and Drain hands out what is left (over a
+// SharedStorage it leaves it queued for the crawl's other processes).
 func (f *Frontier) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

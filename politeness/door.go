@@ -91,6 +91,9 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	if _, err := p.Identity.Validate(); err != nil {
 		return nil, fmt.Errorf("etiquette: the crawler identity is not usable: %w", err)
 	}
+	if p.MaxWait < 0 {
+		return nil, fmt.Errorf("etiquette: Policy.MaxWait is %s; want 0 (the default, %s) or a positive bound on a person's wait", p.MaxWait, DefaultMaxWait)
+	}
 	logger := p.Logger
 	if logger == nil {
 		logger = slog.Default()

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -89,6 +90,7 @@ func TestNewDoorRefuses(t *testing.T) {
 		"invalid identity":                 {Identity: identity.Identity{Token: "curl", Version: "8.0", InfoURL: "https://example.org"}},
 		"unauthorised rate":                {Identity: valid, Rate: 10},
 		"user-triggered with a disk cache": {Identity: valid, Mode: UserTriggered, CacheStore: diskStore(t)},
+		"a negative MaxWait":               {Identity: valid, Mode: UserTriggered, MaxWait: -time.Second},
 	}
 	for name, p := range cases {
 		if _, err := NewDoor(p); err == nil {

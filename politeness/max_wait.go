@@ -3,6 +3,8 @@ package politeness
 // This file decides how long a person's request may wait for its origin's turn.
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -18,7 +20,7 @@ import (
 // got the redirect — and so does a retry. Below, the host clock refuses at once a request that
 // could only start later — behind the budget, a Crawl-delay or a Retry-After — with a
 // *hostclock.WaitTooLongError, a wait in line ends at the bound, and the robots gate waits for
-// robots.txt only until the bound. A request to an origin clock has paused beyond the bound is
+// robots.txt only until the bound. A request to an origin the clock has paused beyond the bound is
 // refused here already, before robots.txt is looked up, and reported on sink as Refused (reason
 // "deadline").
 //
@@ -53,8 +55,18 @@ func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock,
 				Wait: until.Sub(now), Left: by.Sub(now)}
 			sink.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: key, Kind: kind.Of(req),
 				Method: req.Method, Reason: "deadline", Detail: tl.Error(), Err: tl, Until: until})
-			return nil, tl
+			return nil, inPolicyTerms(tl, max)
 		}
-		return next.RoundTrip(req)
+		resp, err := next.RoundTrip(req)
+		var tl *hostclock.WaitTooLongError
+		if err != nil && errors.As(err, &tl) {
+			err = inPolicyTerms(err, max)
+		}
+		return resp, err
 	})
+}
+
+// inPolicyTerms adds to a refusal what a caller of a user-triggered door can do about it.
+func inPolicyTerms(err error, max time.Duration) error {
+	return fmt.Errorf("%w (a person's request waits at most Policy.MaxWait, %s: raise it, or try again later)", err, max)
 }

@@ -60,12 +60,15 @@ type Policy struct {
 	// who excluded crawlers decided about crawling, not about one reader acting for a person.
 	StrictRobots bool
 	// MaxWait applies to a UserTriggered door: the longest a person's request waits for its
-	// origin's turn — the budget, a Crawl-delay, a Retry-After — counted from when it entered
-	// the door. When the clock already knows the earliest start is later, the request fails at
-	// once with a *hostclock.WaitTooLongError naming the reason; nothing is sent early. The
+	// origin's turn — the budget, a Crawl-delay, a Retry-After, robots.txt — counted from when it
+	// entered the door, redirect hops included. When the clock already knows the earliest start
+	// is later, the request fails at once with a *hostclock.WaitTooLongError naming the reason;
+	// a wait that reaches the bound (in line behind the origin's requests in flight, or for
+	// robots.txt) fails then. errors.Is(err, context.DeadlineExceeded) holds for all three, and
+	// nothing is sent early. The
 	// robots.txt request counts as a start: behind a Crawl-delay of 10 s or more (the clock adds a
 	// small margin) a page whose robots.txt was just read cannot start within the default. 0
-	// means DefaultMaxWait.
+	// means DefaultMaxWait; a negative MaxWait is refused by NewDoor.
 	MaxWait time.Duration
 
 	// Rate is the number of request starts per second per budget key (host[:port]); 0 means 3.

@@ -52,9 +52,10 @@ const (
 // again — the schedule's next start, a pause's end, a lease's expiry — so nothing polls in a
 // loop. While the line flows (the first's latest answer was a grant) the second in line asks
 // beside it, once, so that an origin whose rules let requests through as fast as they come is
-// not held to one round trip per grant; each ask is one atomic script, so the rules hold. A wait for a place freed by another process ends on a message on the origin's freed
-// channel (pub/sub), or after at most a second if the message is lost. A place freed in this
-// process wakes the line directly.
+// not held to one round trip per grant; each ask is one atomic script, so the rules hold, but
+// the second may then be granted before the first, which asks again. A wait for a place freed by
+// another process ends on a message on the origin's freed channel (pub/sub), or after at most a
+// second if the message is lost. A place freed in this process wakes the line directly.
 //
 // Places are leases that expire Options.LeaseExpiry after this process last renewed them: it
 // renews them while the request is in flight, for at most Options.Clock.LeaseTTL (a body never
@@ -135,7 +136,7 @@ func (c *Clock) line(key string) *line {
 }
 
 func (ln *line) enqueue(w *waiter) {
-	ln.waiting = hostclock.JoinLine(ln.waiting, w, w.robots, func(o *waiter) bool { return o.robots })
+	ln.waiting = hostclock.JoinLine(ln.waiting, w, func(o *waiter) bool { return o.robots })
 }
 
 // leave removes w from the line and wakes the new head. It requires c.mu held.
@@ -702,6 +703,10 @@ func (c *Clock) Stats() []hostclock.OriginStats {
 		return nil
 	})
 	arrived := time.Now()
+	if err != nil && len(lines) > 0 {
+		// A dashboard would see the crawl's counters drop to this process's: say why.
+		c.log.Warn("redisstore: Stats could not read the crawl's counters; reporting this process's own", "err", err)
+	}
 	out := make([]hostclock.OriginStats, len(lines))
 	c.mu.Lock()
 	for i, ln := range lines {

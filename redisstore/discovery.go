@@ -19,10 +19,14 @@ import (
 )
 
 // discoveryPoll is how often a process that follows another's discovery of an origin looks at
-// its phase. It waits once per origin and crawl, for as long as the holder reads the documents;
-// five looks a second cost Redis nothing and release the origin's pages within a fifth of a
-// second of the holder.
-const discoveryPoll = 200 * time.Millisecond
+// its phase. It waits once per origin and crawl, for as long as the holder reads the documents:
+// one small read per origin and second (a crawl of 1,000 origins whose sitemaps take minutes
+// costs Redis 1,000 reads a second per following process), and the origin's pages follow the
+// holder's release within a second.
+const discoveryPoll = time.Second
+
+// claimTimeout bounds the one attempt to give a claim up (Abandon).
+const claimTimeout = 5 * time.Second
 
 // DiscoveryClaims is the [plan.Claims] of a [Store]: per crawl (its prefix) and origin, one key
 // says which process discovers the origin and how far it has come —
@@ -31,7 +35,8 @@ const discoveryPoll = 200 * time.Millisecond
 //
 // taken with SET NX and an expiry of Options.LeaseExpiry that the holder's heartbeat renews, so
 // that a process that died holding it loses it within the lease and another takes the discovery
-// over. "done" lives as long as the crawl's queue (Options.CrawlIdle). Get it with
+// over. "done" is written once, when the holder finishes, to expire Options.CrawlIdle later; a
+// process that starts after that reads the origin's documents again. Get it with
 // [Store.Discovery] and pass it as crawler.Config.DiscoveryClaims (or plan.Config.Claims), with
 // the frontier over [Store.Queue].
 type DiscoveryClaims struct {
@@ -220,14 +225,14 @@ func (c *discoveryClaim) Finish(ctx context.Context) error {
 }
 
 // Abandon deletes the claim, if it is still this process's, so that another process takes the
-// discovery over at once. It tries once, within robotsReadTimeout; a claim it could not delete
+// discovery over at once. It tries once, within claimTimeout; a claim it could not delete
 // expires.
 func (c *discoveryClaim) Abandon() {
 	if c.ended.Swap(true) {
 		return
 	}
 	defer c.forget()
-	ctx, cancel := context.WithTimeout(context.Background(), robotsReadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
 	defer cancel()
 	_ = moveClaimScript.Run(ctx, c.d.s.client, []string{c.key}, c.token, "", 0).Err()
 }

@@ -100,7 +100,7 @@ func robotsKeys(robotsOrigin string) (entry, lock string, err error) {
 func (s *Store) discoveryKey(robotsOrigin string) (string, error) {
 	budget, err := budgetOfOrigin(robotsOrigin)
 	if err != nil {
-		return "", fmt.Errorf("redisstore: discovered origin %q: %w", robotsOrigin, err)
+		return "", fmt.Errorf("redisstore: the discovery claim of origin %q: %w", robotsOrigin, err)
 	}
 	return s.prefix + "{" + budget + "}:discovery:" + robotsOrigin, nil
 }

@@ -96,7 +96,9 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 		}
 		var tl *hostclock.WaitTooLongError
 		if errors.As(err, &tl) {
-			return exitNo, fmt.Errorf("%s; not waiting longer than %s", askedToWait(tl), roughly(*maxWait))
+			enough := tl.Wait.Truncate(time.Second) + time.Second
+			return exitNo, fmt.Errorf("%s; not waiting longer than %s (try again after %s, or pass --max-wait %s)",
+				askedToWait(tl), roughly(*maxWait), time.Now().Add(tl.Wait).Format(time.TimeOnly), enough)
 		}
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && time.Since(start) >= *maxWait {
 			return exitNo, fmt.Errorf("waited %s (--max-wait) for the site's turn: %w", roughly(*maxWait), withoutRequest(err))

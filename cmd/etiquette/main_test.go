@@ -158,6 +158,11 @@ func TestRobotsUserTriggered(t *testing.T) {
 			t.Errorf("robots %q: exit %d (%q %q), want %d", c.args, code, out, errOut, c.code)
 		}
 	}
+	// Under the strict reading several groups decide: the output says whose rule it was.
+	_, out, _ := runCLI(t, nil, "robots", "--user-triggered", "--strict-robots", "--crawl-token", "ExampleBot", file, "ExampleBot-User", "https://example.org/article")
+	if !strings.Contains(out, "line 2: Disallow: / (the group for ExampleBot: *)") {
+		t.Errorf("strict refusal does not name the group that decided:\n%s", out)
+	}
 }
 
 var identityArgs = []string{"--token", "ExampleBot", "--bot-version", "1.0", "--info-url", "https://example.org/bot", "--contact", "bot@example.org"}

@@ -89,15 +89,19 @@ func runRobots(_ context.Context, args []string, e env) (int, error) {
 	if *userTriggered {
 		reading = robots.ForUserTriggered(token, *crawlToken, *strict)
 	}
-	dec, _ := reading.Decide(&robots.Entry{Outcome: robots.Parsed, File: robots.Parse(body)}, u)
+	dec, by := reading.Decide(&robots.Entry{Outcome: robots.Parsed, File: robots.Parse(body)}, u)
 	verdict := "disallowed"
 	if dec.Allowed {
 		verdict = "allowed"
 	}
 	fmt.Fprintln(e.stdout, verdict)
-	if dec.Line > 0 {
+	switch {
+	case dec.Line > 0 && *strict:
+		// Several groups may decide: say whose rule it was.
+		fmt.Fprintf(e.stdout, "line %d: %s (the group for %s: %s)\n", dec.Line, dec.Rule, by, dec.Group)
+	case dec.Line > 0:
 		fmt.Fprintf(e.stdout, "line %d: %s\n", dec.Line, dec.Rule)
-	} else {
+	default:
 		fmt.Fprintln(e.stdout, "no matching rule")
 	}
 	if *compare {

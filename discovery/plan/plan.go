@@ -218,10 +218,12 @@ func New(cfg Config) (*Planner, error) {
 
 // Begin holds the origin of each start URL in the frontier, queues the start URL there (depth
 // 1, found via start) and starts the origin's discovery, which runs until ctx ends or nothing is
-// left to read. With Config.Claims the start URLs are queued later: once this crawl claimed the
-// origin's discovery, or the crawl that claimed it released the origin's pages. It returns, aligned with starts, the error of each start URL the frontier
-// refused (nil for the others); discovery still runs for the rest. Call it once, before the
-// crawl's workers start taking URLs.
+// left to read. It returns, aligned with starts, the error of each start URL the frontier
+// refused (nil for the others); discovery still runs for the rest. With Config.Claims the start
+// URLs are queued later — once this crawl claimed the origin's discovery, or the crawl that
+// claimed it released the origin's pages — so Begin returns only the errors of URLs it could
+// not parse, and a later refusal is logged. Call it once, before the crawl's workers start
+// taking URLs.
 func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 	errs := make([]error, len(starts))
 	var order []*originPlan

@@ -84,15 +84,16 @@ func (s *state) enqueue(w *waiter, now time.Time) {
 	if len(s.queue) == 0 {
 		s.headSince = now
 	}
-	s.queue = JoinLine(s.queue, w, w.robots, func(o *waiter) bool { return o.robots })
+	s.queue = JoinLine(s.queue, w, func(o *waiter) bool { return o.robots })
 }
 
 // JoinLine returns line with w added in the place every Clock gives it in an origin's line of
-// waiting requests: a request for robots.txt (isRobots) goes ahead of every page, behind the
-// robots.txt requests already waiting — the pages are waiting for it at the robots gate anyway —
-// and a page goes to the back. robots reports whether a waiter in line is a robots.txt request.
-func JoinLine[W any](line []W, w W, isRobots bool, robots func(W) bool) []W {
-	if !isRobots {
+// waiting requests: a request for robots.txt goes ahead of every page, behind the robots.txt
+// requests already waiting — the pages are waiting for it at the robots gate anyway — and a page
+// goes to the back. robots reports whether a waiter is a robots.txt request. It is exported for
+// implementations of Clock outside this package (the Redis clock keeps the same line).
+func JoinLine[W any](line []W, w W, robots func(W) bool) []W {
+	if !robots(w) {
 		return append(line, w)
 	}
 	i := 0
