@@ -138,7 +138,7 @@ func (o *crawlOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "`DIR`: the cache directory (default: the user cache directory's etiquette folder)")
 	o.redisFlags.register(fs)
 	fs.StringVar(&o.proxy, "proxy", "", "`URL`: send every request through this proxy")
-	fs.StringVar(&o.reportDir, "report", "", "`DIR`: write a report of what the crawl did to each origin: DIR/"+report.HTMLFile+" and the door's events, DIR/"+report.EventsFile)
+	fs.StringVar(&o.reportDir, "report", "", "`DIR`: write a report of what the crawl did to each origin: DIR/"+report.HTMLFile+" and the door's events, DIR/"+report.EventsFile+"; the same figures go to stderr as text, as the demo prints them")
 	fs.BoolVar(&o.noDiscovery, "no-discovery", false, "follow HTML links only: do not read robots.txt's sitemaps, /sitemap.xml, llms.txt, feeds and APIs first")
 	fs.BoolVar(&o.noSitemapGuess, "no-sitemap-guess", false, "do not try /sitemap.xml at an origin whose robots.txt names no sitemap")
 	fs.BoolVar(&o.llmsFull, "llms-full", false, "read /llms-full.txt too, also when llms.txt does not link it")

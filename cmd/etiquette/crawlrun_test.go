@@ -193,4 +193,8 @@ func TestCrawlReportDir(t *testing.T) {
 	if err != nil || !strings.Contains(string(evs), o.URL+"/a") {
 		t.Errorf("%s does not record the request for /a: %v", report.EventsFile, err)
 	}
+	// The demo's per-origin report goes to stderr; stdout keeps only the JSON lines.
+	if !strings.Contains(errOut, o.Addr()+"\n  requests ") || !strings.Contains(errOut, "report written to "+filepath.Join(dir, report.HTMLFile)) {
+		t.Errorf("crawl --report prints no per-origin report on stderr:\n%s", errOut)
+	}
 }
