@@ -41,6 +41,10 @@ const DefaultDiskBytes = 1 << 30
 // which its trailer check turns into a miss, and the cache trades that for not waiting for the
 // disk on every response.
 //
+// A record's metadata and body share one file, so that a rename replaces both at once; a 304's
+// new metadata therefore rewrites the record, body streamed ([UpdateEntry]; DiskStore is not an
+// [Updater]).
+//
 // Create one with [NewDiskStore]; the zero value is not usable.
 type DiskStore struct {
 	dir      string
@@ -230,25 +234,6 @@ func (s *DiskStore) Delete(key string) error {
 		return fmt.Errorf("cache: deleting %s: %w", key, err)
 	}
 	return nil
-}
-
-// UpdateEntry implements [Updater] by copying the body into a new record (streamed), because a
-// record's metadata and body share one file so that a rename replaces both at once.
-func (s *DiskStore) UpdateEntry(key string, e *Entry) error {
-	_, body, err := s.Get(key)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	w, err := s.Put(key, e)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(w, body); err != nil {
-		w.Abort()
-		return fmt.Errorf("cache: rewriting %s: %w", key, err)
-	}
-	return w.Commit()
 }
 
 type diskWriter struct {
