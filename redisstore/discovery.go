@@ -42,8 +42,7 @@ const claimTimeout = 5 * time.Second
 type DiscoveryClaims struct {
 	s *Store
 
-	mu     sync.Mutex
-	held   map[string]string // key → token of the claims this process holds, for the heartbeat
+	held   heldKeys // the claims this process holds, for the heartbeat
 	beat   sync.Once
 	nextID atomic.Uint64
 }
@@ -53,7 +52,7 @@ var _ plan.Claims = (*DiscoveryClaims)(nil)
 // Discovery returns the store's discovery claims; every call returns the same one.
 func (s *Store) Discovery() *DiscoveryClaims {
 	s.discoveryOnce.Do(func() {
-		s.discovery = &DiscoveryClaims{s: s, held: map[string]string{}}
+		s.discovery = &DiscoveryClaims{s: s}
 	})
 	return s.discovery
 }
@@ -121,9 +120,7 @@ func (d *DiscoveryClaims) Claim(ctx context.Context, origin string, seen plan.Ph
 			return nil, 0, err
 		}
 		if cur == "" {
-			d.mu.Lock()
-			d.held[key] = token
-			d.mu.Unlock()
+			d.held.hold(key, token)
 			d.beat.Do(func() { d.s.beat.add(d.renew) })
 			return &discoveryClaim{d: d, key: key, token: token}, plan.PhaseHeld, nil
 		}
@@ -153,22 +150,14 @@ func claimPhase(v string) plan.Phase {
 
 // renew extends the claims this process holds.
 func (d *DiscoveryClaims) renew(ctx context.Context) {
-	d.mu.Lock()
-	held := make(map[string]string, len(d.held))
-	for k, v := range d.held {
-		held[k] = v
-	}
-	d.mu.Unlock()
-	for key, token := range held {
+	for key, token := range d.held.snapshot() {
 		n, err := renewClaimScript.Run(ctx, d.s.client, []string{key}, token, d.s.opts.LeaseExpiry.Milliseconds()).Int()
 		switch {
 		case err != nil:
 			d.s.log.Warn("redisstore: could not renew a discovery claim; another process may discover the origin too", "claim", key, "err", err)
 		case n == 0:
 			d.s.log.Warn("redisstore: a discovery claim expired before it was renewed; another process may discover the origin too", "claim", key)
-			d.mu.Lock()
-			delete(d.held, key)
-			d.mu.Unlock()
+			d.held.drop(key, token)
 		}
 	}
 }
@@ -199,11 +188,7 @@ func (c *discoveryClaim) move(ctx context.Context, what, value string, ttl time.
 // forget stops renewing the claim.
 func (c *discoveryClaim) forget() {
 	c.ended.Store(true)
-	c.d.mu.Lock()
-	if c.d.held[c.key] == c.token {
-		delete(c.d.held, c.key)
-	}
-	c.d.mu.Unlock()
+	c.d.held.drop(c.key, c.token)
 }
 
 // Release marks the claim released: the other processes let the origin's pages go. The heartbeat

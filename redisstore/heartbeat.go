@@ -1,11 +1,12 @@
 // How a live process keeps what it holds: every third of the lease expiry it renews its start
-// slots, the URLs it took and the robots.txt locks it holds, so that only a dead process loses
-// them.
+// slots, the URLs it took, the robots.txt locks and the discovery claims it holds, so that only a
+// dead process loses them.
 
 package redisstore
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 )
@@ -72,4 +73,38 @@ func (h *heartbeat) stop() {
 	if started {
 		<-h.done
 	}
+}
+
+// heldKeys are the keys a piece holds under a lease — a robots.txt fetch lock, a discovery claim
+// — each with the token that says it is this process's: what the piece's heartbeat job renews.
+// The zero value is ready to use.
+type heldKeys struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// hold starts renewing key, held with token.
+func (h *heldKeys) hold(key, token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]string{}
+	}
+	h.m[key] = token
+}
+
+// drop stops renewing key if token still holds it.
+func (h *heldKeys) drop(key, token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[key] == token {
+		delete(h.m, key)
+	}
+}
+
+// snapshot returns the held keys and their tokens, for a renewal that runs without the lock.
+func (h *heldKeys) snapshot() map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.m)
 }

@@ -50,8 +50,7 @@ type RobotsStore struct {
 	s     *Store
 	local *robots.MemoryStore
 
-	mu     sync.Mutex
-	held   map[string]string // lock key → token, for the heartbeat
+	held   heldKeys // the fetch locks this process holds, for the heartbeat
 	beat   sync.Once
 	nextID atomic.Uint64
 
@@ -68,7 +67,7 @@ var (
 // Robots returns the store's robots.txt store; every call returns the same one.
 func (s *Store) Robots() *RobotsStore {
 	s.robotsOnce.Do(func() {
-		s.robots = &RobotsStore{s: s, local: robots.NewMemoryStore(0), held: map[string]string{}}
+		s.robots = &RobotsStore{s: s, local: robots.NewMemoryStore(0)}
 	})
 	return s.robots
 }
@@ -254,16 +253,12 @@ func (r *RobotsStore) Lock(ctx context.Context, origin string) (func(), error) {
 		case <-t.C:
 		}
 	}
-	r.mu.Lock()
-	r.held[lockKey] = token
-	r.mu.Unlock()
+	r.held.hold(lockKey, token)
 	r.beat.Do(func() { r.s.beat.add(r.renew) })
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			r.mu.Lock()
-			delete(r.held, lockKey)
-			r.mu.Unlock()
+			r.held.drop(lockKey, token)
 			ctx, cancel := context.WithTimeout(context.Background(), robotsReadTimeout)
 			defer cancel()
 			_ = unlockScript.Run(ctx, r.s.client, []string{lockKey}, token).Err()
@@ -273,13 +268,7 @@ func (r *RobotsStore) Lock(ctx context.Context, origin string) (func(), error) {
 
 // renew extends the locks this process holds.
 func (r *RobotsStore) renew(ctx context.Context) {
-	r.mu.Lock()
-	held := make(map[string]string, len(r.held))
-	for k, v := range r.held {
-		held[k] = v
-	}
-	r.mu.Unlock()
-	for key, token := range held {
+	for key, token := range r.held.snapshot() {
 		if err := renewLockScript.Run(ctx, r.s.client, []string{key}, token, r.s.opts.LeaseExpiry.Milliseconds()).Err(); err != nil {
 			r.s.log.Warn("redisstore: could not renew a robots.txt lock; another process may fetch it too", "lock", key, "err", err)
 		}

@@ -4,12 +4,7 @@ package plan
 // an origin's discovery documents once: one of them claims the origin's discovery, the others
 // hold the origin's pages as it does and take the URLs it queues from the shared queue.
 
-import (
-	"context"
-	"time"
-
-	"github.com/politecrawl/etiquette/frontier"
-)
+import "context"
 
 // Phase is how far the discovery of an origin has come in the crawl that claimed it.
 type Phase int
@@ -124,23 +119,9 @@ func (op *originPlan) pushStarts(asHolder bool) {
 		return
 	}
 	op.pushed = true
-	p := op.p
 	for _, s := range op.startURLs {
-		a, err := p.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart})
-		if err != nil {
-			p.log.Warn("plan: the frontier refused a start URL", "url", s, "err", err)
-			continue
-		}
-		if a != frontier.Queued {
-			continue
-		}
-		if asHolder {
-			op.starts++
-		}
-		if n, err := frontier.Normalize(s); err == nil {
-			p.mu.Lock()
-			op.startLastMod[n] = time.Time{}
-			p.mu.Unlock()
+		if err := op.queueStart(s, asHolder); err != nil {
+			op.p.log.Warn("plan: the frontier refused a start URL", "url", s, "err", err)
 		}
 	}
 }

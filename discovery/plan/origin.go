@@ -182,3 +182,22 @@ func (op *originPlan) queued() int {
 	defer op.p.mu.Unlock()
 	return op.found
 }
+
+// queueStart queues the start URL s (depth 1, found via start) and, when the frontier queued it,
+// notes it as a start page whose listing date a sitemap may give; waitFor counts it among the
+// start pages this plan waits for before it releases the origin. It returns the frontier's refusal.
+func (op *originPlan) queueStart(s string, waitFor bool) error {
+	a, err := op.p.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart})
+	if err != nil || a != frontier.Queued {
+		return err
+	}
+	if waitFor {
+		op.starts++
+	}
+	if n, err := frontier.Normalize(s); err == nil {
+		op.p.mu.Lock()
+		op.startLastMod[n] = time.Time{}
+		op.p.mu.Unlock()
+	}
+	return nil
+}

@@ -264,19 +264,7 @@ func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 			op.startURLs = append(op.startURLs, s)
 			continue
 		}
-		a, err := p.f.Push(frontier.Entry{URL: s, Depth: 1, Via: frontier.ViaStart})
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		if a == frontier.Queued {
-			op.starts++
-			if n, err := frontier.Normalize(s); err == nil {
-				p.mu.Lock()
-				op.startLastMod[n] = time.Time{}
-				p.mu.Unlock()
-			}
-		}
+		errs[i] = op.queueStart(s, true)
 	}
 	for _, op := range order {
 		op.started = make(chan *Page, max(op.starts, len(op.startURLs)))
