@@ -3,13 +3,7 @@ package main
 // This file decides the crawl command: its help, and what it needs before it starts (a policy,
 // usable limits and absolute start URLs).
 
-import (
-	"context"
-	"fmt"
-	"path/filepath"
-
-	"github.com/politecrawl/etiquette/report"
-)
+import "context"
 
 var crawlDoc = commandDoc{
 	name:  "crawl",
@@ -82,10 +76,9 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	code, r, err := crawl(ctx, e, o, policy, starts)
 	if r != nil {
 		// The demo's per-origin report, on stderr: stdout holds the crawl's JSON lines.
-		if werr := r.WriteText(e.stderr); werr != nil && err == nil {
+		if werr := showReport(e, e.stderr, r, o.reportDir); werr != nil && err == nil {
 			code, err = exitNo, werr
 		}
-		fmt.Fprintf(e.stderr, "etiquette: report written to %s\n", filepath.Join(o.reportDir, report.HTMLFile))
 	}
 	return code, err
 }

@@ -4,7 +4,10 @@ package main
 // in memory for the caller (demo), or nowhere; and the progress line on a terminal.
 
 import (
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness"
@@ -77,4 +80,14 @@ func startProgress(e env, f *frontier.Frontier) *report.Progress {
 		}
 		return m
 	})
+}
+
+// showReport writes r as text to w and, when it was also written to dir (--report), says on
+// stderr where its page is.
+func showReport(e env, w io.Writer, r *report.Report, dir string) error {
+	err := r.WriteText(w)
+	if dir != "" {
+		fmt.Fprintf(e.stderr, "etiquette: report written to %s\n", filepath.Join(dir, report.HTMLFile))
+	}
+	return err
 }

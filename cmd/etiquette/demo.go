@@ -12,7 +12,6 @@ import (
 
 	"github.com/politecrawl/etiquette/cmd/etiquette/demosite"
 	"github.com/politecrawl/etiquette/politeness/cache"
-	"github.com/politecrawl/etiquette/report"
 )
 
 var demoDoc = commandDoc{
@@ -90,11 +89,8 @@ func demoOn(ctx context.Context, e env, site *demosite.Site, passes int, reportD
 			if passes > 1 {
 				fmt.Fprintf(e.stdout, "pass %d of %d\n", pass, passes)
 			}
-			if werr := r.WriteText(e.stdout); werr != nil && err == nil {
+			if werr := showReport(e, e.stdout, r, o.reportDir); werr != nil && err == nil {
 				code, err = exitNo, werr
-			}
-			if o.reportDir != "" {
-				fmt.Fprintf(e.stderr, "etiquette: report written to %s\n", filepath.Join(o.reportDir, report.HTMLFile))
 			}
 		}
 		if code != exitOK || err != nil {
