@@ -1,10 +1,12 @@
 package politeness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -45,6 +47,9 @@ func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
 	if !errors.As(err, &tl) || tl.Reason != hostclock.ReasonCrawlDelay {
 		t.Fatalf("the hop got %v; want a WaitTooLongError (crawl-delay): the bound counts from the first request", err)
 	}
+	if !strings.Contains(err.Error(), "Policy.MaxWait") {
+		t.Errorf("the refusal does not say which setting bounds the wait: %v", err)
+	}
 	mu.Lock()
 	if len(paths) != 2 || paths[1] != "/moved" {
 		t.Errorf("the site saw %q, want robots.txt and /moved only", paths)
@@ -59,5 +64,44 @@ func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
 	}
 	if after := d.Stats(); after.Refused["deadline"] != before.Refused["deadline"]+1 {
 		t.Errorf("the refusal was not counted: %v refused before, %v after", before.Refused, after.Refused)
+	}
+}
+
+// A person's request waits for robots.txt only until its bound: a robots.txt that does not come
+// fails the request then, with a deadline error, while the shared fetch goes on for the others.
+func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/robots.txt" {
+			<-release
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	defer close(release)
+	d := testDoor(t, srv, func(p *Policy) { p.Mode, p.MaxWait = UserTriggered, 300*time.Millisecond })
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.Client().Get(srv.URL + "/page")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "robots.txt") {
+			t.Errorf("the request waiting for a robots.txt that does not come got %v; want a deadline error about robots.txt", err)
+		}
+	case <-time.After(20 * time.Second): // bound for a loaded machine; the robots.txt never comes
+		t.Fatal("the request still waits for robots.txt long after its 300 ms bound")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) != 1 || paths[0] != "/robots.txt" {
+		t.Errorf("the site saw %q, want only the robots.txt request", paths)
 	}
 }

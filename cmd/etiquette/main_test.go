@@ -399,6 +399,10 @@ func TestFetchUserTriggered(t *testing.T) {
 	if code, _, _ := fetch("/missing"); code != exitNo {
 		t.Errorf("404: exit %d, want 1", code)
 	}
+	// --max-wait 0 means the default bound, as Policy.MaxWait 0 does.
+	if code, out, errOut := runCLI(t, nil, append(append([]string{"fetch", "--max-wait", "0"}, identityArgs...), srv.URL+"/article")...); code != exitOK || out != "the article" {
+		t.Errorf("--max-wait 0: exit %d, stdout %q, stderr %q; want the page", code, out, errOut)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	expectUserAgent(t, uas, "ExampleBot-User/1.0 (+https://example.org/bot; mailto:bot@example.org)")
