@@ -292,11 +292,7 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 				d, _ := ctx.Deadline()
 				deadline = max(0, time.Until(d))
 			}
-			waited := time.Duration(-1)
-			if q.spent != nil {
-				waited = time.Since(q.start)
-			}
-			a, err := c.ask(ctx, ln, "grant", q.id, false, 0, deadline, waited)
+			a, err := c.ask(ctx, ln, "grant", q.id, false, 0, deadline, q.waited())
 			if err != nil {
 				return nil, err
 			}
@@ -327,11 +323,7 @@ func (c *Clock) Acquire(ctx context.Context, key string, k kind.Kind) (hostclock
 				d, _ := ctx.Deadline()
 				deadline = max(0, time.Until(d))
 			}
-			waited := time.Duration(-1)
-			if q.spent != nil { // it waited at least once
-				waited = time.Since(q.start)
-			}
-			a, err := c.ask(ctx, ln, "grant", q.id, w.robots, since+time.Since(headAt), deadline, waited)
+			a, err := c.ask(ctx, ln, "grant", q.id, w.robots, since+time.Since(headAt), deadline, q.waited())
 			if err != nil {
 				return nil, err
 			}
@@ -393,6 +385,15 @@ func (q *queued) phase(why string) {
 		q.spent[q.why] += now.Sub(q.phaseAt)
 	}
 	q.why, q.phaseAt = why, now
+}
+
+// waited is how long the request has waited so far, or -1 when it has not waited yet (ask
+// counts a wait in the crawl's stats only then).
+func (q *queued) waited() time.Duration {
+	if q.spent == nil {
+		return -1
+	}
+	return time.Since(q.start)
 }
 
 // sleep waits for wait (forever when negative), a wake-up or the end of ctx.
