@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -71,6 +72,19 @@ func TestDemoTwiceWritesReports(t *testing.T) {
 		t.Fatalf("demo --twice: exit %d, want 0; stderr:\n%s", code, errOut)
 	}
 	for _, pass := range []string{"pass1", "pass2"} {
+		// Each pass of the demo finishes in under 30 s (issue 16; about 7 s here).
+		var first, last time.Time
+		for _, e := range readEvents(t, filepath.Join(dir, pass, report.EventsFile)) {
+			if first.IsZero() || e.Time.Before(first) {
+				first = e.Time
+			}
+			if e.Time.After(last) {
+				last = e.Time
+			}
+		}
+		if span := last.Sub(first); span >= 30*time.Second {
+			t.Errorf("%s took %s from its first event to its last; a pass must finish in under 30 s", pass, span)
+		}
 		page, err := os.ReadFile(filepath.Join(dir, pass, report.HTMLFile))
 		if err != nil {
 			t.Fatalf("demo --report: %v", err)
