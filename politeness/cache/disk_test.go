@@ -21,12 +21,12 @@ import (
 	"github.com/politecrawl/etiquette/politeness/cache"
 )
 
-// records lists the record files under a disk store's directory (temporary files excluded).
-func records(t *testing.T, dir string) map[string]int64 {
+// segments lists the segment files under a disk store's directory (temporary files excluded).
+func segments(t *testing.T, dir string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), "seg-") {
 			return err
 		}
 		fi, err := d.Info()
@@ -52,7 +52,8 @@ func newDisk(t *testing.T, dir string, max int64) *cache.DiskStore {
 }
 
 // TestDiskCorruptEntryIsAMissAndReplaced damages a stored record in the ways a crash, a full disk
-// or a stray editor can, and checks that the damaged copy is never served and is replaced.
+// or a stray editor can, and checks that the damaged copy is never served and is replaced. The
+// record is the only one in its segment file, so the file's bytes are the record's.
 func TestDiskCorruptEntryIsAMissAndReplaced(t *testing.T) {
 	const small = "the stored payload, long enough to cut in half and still have a trailer after it"
 	// A small record is read whole and checked in memory; a large one is checked in one pass over
@@ -70,10 +71,11 @@ func testDiskCorruption(t *testing.T, body string) {
 		{"truncated to half", func(b []byte) []byte { return b[:len(b)/2] }},
 		{"last byte missing", func(b []byte) []byte { return b[:len(b)-1] }},
 		{"empty file", func(b []byte) []byte { return nil }},
-		{"byte appended", func(b []byte) []byte { return append(b, 'x') }},
-		{"body byte flipped", func(b []byte) []byte { b[3] ^= 0x01; return b }},
-		{"metadata byte flipped", func(b []byte) []byte { b[len(body)+10] ^= 0x01; return b }},
-		{"trailer length changed", func(b []byte) []byte { b[len(b)-20] ^= 0x01; return b }},
+		{"shifted by a byte", func(b []byte) []byte { return append([]byte{'x'}, b...) }},
+		{"body byte flipped", func(b []byte) []byte { b[len(b)-3] ^= 0x01; return b }},
+		{"metadata byte flipped", func(b []byte) []byte { b[len(b)-len(body)-10] ^= 0x01; return b }},
+		{"key byte flipped", func(b []byte) []byte { b[45] ^= 0x01; return b }},
+		{"head length changed", func(b []byte) []byte { b[20] ^= 0x01; return b }},
 		{"garbage", func(b []byte) []byte { return bytes.Repeat([]byte{0xAB}, len(b)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,9 +87,9 @@ func testDiskCorruption(t *testing.T, body string) {
 			dir := t.TempDir()
 			tr := cache.New(http.DefaultTransport, newDisk(t, dir, 0), cache.Options{Now: c.Now})
 			get(t, tr, srv.URL)
-			recs := records(t, dir)
+			recs := segments(t, dir)
 			if len(recs) != 1 {
-				t.Fatalf("%d records stored, want 1", len(recs))
+				t.Fatalf("%d segments written, want 1", len(recs))
 			}
 			for p := range recs {
 				b, err := os.ReadFile(p)
@@ -128,19 +130,21 @@ func TestDiskRecordOfAnotherKeyIsNotServed(t *testing.T) {
 		}
 	}
 	put("GET http://a.example/", "a")
-	before := records(t, dir)
 	put("GET http://b.example/", "b")
-	var pathA, pathB string
-	for p := range records(t, dir) {
-		if _, ok := before[p]; ok {
-			pathA = p
-		} else {
-			pathB = p
-		}
+	// Both records are in one segment, a's then b's, of the same length: put a's where b's was.
+	recs := segments(t, dir)
+	if len(recs) != 1 {
+		t.Fatalf("%d segments written, want 1", len(recs))
 	}
-	b, _ := os.ReadFile(pathA)
-	if err := os.WriteFile(pathB, b, 0o644); err != nil {
-		t.Fatal(err)
+	for p := range recs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(b[len(b)/2:], b[:len(b)/2])
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, _, err := s.Get("GET http://b.example/"); !errors.Is(err, cache.ErrCorrupt) {
 		t.Errorf("Get of a record moved from another key: %v, want ErrCorrupt", err)
@@ -163,7 +167,7 @@ func TestDiskSizeLimit(t *testing.T) {
 		}
 	}
 	var total int64
-	for _, n := range records(t, dir) {
+	for _, n := range segments(t, dir) {
 		total += n
 	}
 	if total > limit {
@@ -266,16 +270,19 @@ func hammer(dir string, writer int) error {
 // so opening the store removes them instead of leaving their space taken for good.
 func TestDiskRemovesAnOlderLayout(t *testing.T) {
 	dir := t.TempDir()
-	old := filepath.Join(dir, "v1", "ab", "cd")
-	if err := os.MkdirAll(old, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(old, "abcd0123"), bytes.Repeat([]byte("x"), 4096), 0o644); err != nil {
-		t.Fatal(err)
+	for _, old := range []string{filepath.Join(dir, "v1", "ab", "cd"), filepath.Join(dir, "v2", "ab")} {
+		if err := os.MkdirAll(old, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(old, "abcd0123"), bytes.Repeat([]byte("x"), 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s := newDisk(t, dir, 0)
-	if _, err := os.Stat(filepath.Join(dir, "v1")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the older layout is still there (%v)", err)
+	for _, old := range []string{"v1", "v2"} {
+		if _, err := os.Stat(filepath.Join(dir, old)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the older layout %s is still there (%v)", old, err)
+		}
 	}
 	w, err := s.Put("k", &cache.Entry{Status: 200, Header: http.Header{}})
 	if err != nil {
@@ -289,5 +296,206 @@ func TestDiskRemovesAnOlderLayout(t *testing.T) {
 		t.Errorf("the store does not work after removing the older layout: %v", err)
 	} else {
 		body.Close()
+	}
+}
+
+// putBody stores body under key in s.
+func putBody(t *testing.T, s cache.Store, key, body string) {
+	t.Helper()
+	w, err := s.Put(key, &cache.Entry{Status: 200, Header: http.Header{}, Size: int64(len(body))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(w, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bodyOf returns the body stored under key in s, or "" and the error.
+func bodyOf(s cache.Store, key string) (string, error) {
+	_, rc, err := s.Get(key)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	return string(b), err
+}
+
+// TestDiskAnotherProcessSeesRecordsWithinARefresh: two stores on one directory (as two processes
+// would have) see each other's records, deletions and replacements once a refresh interval has
+// passed, and the later written record of a key wins in both.
+func TestDiskAnotherProcessSeesRecordsWithinARefresh(t *testing.T) {
+	dir := t.TempDir()
+	c := newClock()
+	one, two := newDisk(t, dir, 0), newDisk(t, dir, 0)
+	cache.SetDiskClock(one, c.Now)
+	cache.SetDiskClock(two, c.Now)
+	if _, err := bodyOf(two, "k"); !errors.Is(err, cache.ErrNotFound) {
+		t.Fatalf("empty store: %v", err)
+	}
+	putBody(t, one, "k", "from one")
+	if got, err := bodyOf(one, "k"); got != "from one" {
+		t.Fatalf("the writer reads %q, %v", got, err)
+	}
+	if _, err := bodyOf(two, "k"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("the other store saw the record before its refresh: %v", err)
+	}
+	c.Advance(cache.RefreshEvery)
+	if got, err := bodyOf(two, "k"); got != "from one" {
+		t.Fatalf("after a refresh interval the other store reads %q, %v", got, err)
+	}
+
+	c.Advance(time.Millisecond)
+	putBody(t, two, "k", "from two")
+	c.Advance(cache.RefreshEvery)
+	for name, s := range map[string]*cache.DiskStore{"one": one, "two": two} {
+		if got, err := bodyOf(s, "k"); got != "from two" {
+			t.Errorf("store %s reads %q, %v; want the later record", name, got, err)
+		}
+	}
+
+	c.Advance(time.Millisecond)
+	if err := one.Delete("k"); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(cache.RefreshEvery)
+	for name, s := range map[string]*cache.DiskStore{"one": one, "two": two} {
+		if _, err := bodyOf(s, "k"); !errors.Is(err, cache.ErrNotFound) {
+			t.Errorf("store %s after the deletion: %v, want ErrNotFound", name, err)
+		}
+	}
+}
+
+// TestDiskReopenFindsTheNewestRecords: a store opened on a directory written before serves the
+// last record of each key and nothing deleted.
+func TestDiskReopenFindsTheNewestRecords(t *testing.T) {
+	dir := t.TempDir()
+	s := newDisk(t, dir, 0)
+	putBody(t, s, "k", "old")
+	putBody(t, s, "k", "new")
+	putBody(t, s, "gone", "deleted")
+	if err := s.Delete("gone"); err != nil {
+		t.Fatal(err)
+	}
+	putBody(t, s, "large", strings.Repeat("L", 1<<20))
+
+	again := newDisk(t, dir, 0)
+	if got, err := bodyOf(again, "k"); got != "new" {
+		t.Errorf("k = %q, %v; want the newer record", got, err)
+	}
+	if _, err := bodyOf(again, "gone"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("a deleted key: %v, want ErrNotFound", err)
+	}
+	if got, err := bodyOf(again, "large"); len(got) != 1<<20 || err != nil {
+		t.Errorf("the large body: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestDiskRecordCutShortByACrash: a writer that dies mid-record leaves the segment's earlier
+// records readable, and the store goes on writing.
+func TestDiskRecordCutShortByACrash(t *testing.T) {
+	dir := t.TempDir()
+	s := newDisk(t, dir, 0)
+	putBody(t, s, "kept", "whole")
+	putBody(t, s, "cut", strings.Repeat("c", 4096))
+	for p, size := range segments(t, dir) {
+		if err := os.Truncate(p, size-100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := newDisk(t, dir, 0)
+	if got, err := bodyOf(again, "kept"); got != "whole" {
+		t.Errorf("the record before the cut: %q, %v", got, err)
+	}
+	if _, err := bodyOf(again, "cut"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("the record cut short: %v, want ErrNotFound", err)
+	}
+	putBody(t, again, "cut", "stored again")
+	if got, err := bodyOf(newDisk(t, dir, 0), "cut"); got != "stored again" {
+		t.Errorf("after storing it again: %q, %v", got, err)
+	}
+}
+
+// TestDiskLargeBodyGoesThroughATemporaryFile: a body too large to collect in memory is written to
+// a temporary file that becomes a segment; nothing is left in the temporary directory.
+func TestDiskLargeBodyGoesThroughATemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	s := newDisk(t, dir, 0)
+	large := strings.Repeat("0123456789", 100<<10)
+	putBody(t, s, "large", large)
+	if got, err := bodyOf(s, "large"); got != large {
+		t.Errorf("read back %d bytes, %v; want %d", len(got), err, len(large))
+	}
+	left, err := os.ReadDir(filepath.Join(dir, "v3", "tmp"))
+	if err != nil || len(left) != 0 {
+		t.Errorf("temporary directory holds %d files (%v), want none", len(left), err)
+	}
+	w, err := s.Put("aborted", &cache.Entry{Status: 200, Header: http.Header{}, Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, large)
+	w.Abort()
+	if left, _ := os.ReadDir(filepath.Join(dir, "v3", "tmp")); len(left) != 0 {
+		t.Errorf("an aborted body left %d temporary files", len(left))
+	}
+}
+
+// TestDiskBodyLargerThanAnEighthOfTheLimit is not kept, whether its length is announced or found
+// while it is written, and what the key held before is dropped.
+func TestDiskBodyLargerThanAnEighthOfTheLimit(t *testing.T) {
+	s := newDisk(t, t.TempDir(), 80<<10)
+	putBody(t, s, "k", "small")
+	if _, err := s.Put("k", &cache.Entry{Status: 200, Header: http.Header{}, Size: 20 << 10}); !errors.Is(err, cache.ErrTooLarge) {
+		t.Errorf("Put of an announced 20 KB body: %v, want ErrTooLarge", err)
+	}
+	if _, err := bodyOf(s, "k"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("the earlier record survived: %v", err)
+	}
+	putBody(t, s, "k", "small")
+	w, err := s.Put("k", &cache.Entry{Status: 200, Header: http.Header{}, Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(w, strings.Repeat("x", 20<<10)); !errors.Is(err, cache.ErrTooLarge) {
+		t.Errorf("Write past the limit: %v, want ErrTooLarge", err)
+	}
+	if err := w.Commit(); !errors.Is(err, cache.ErrTooLarge) {
+		t.Errorf("Commit: %v, want ErrTooLarge", err)
+	}
+	if _, err := bodyOf(s, "k"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("the earlier record survived: %v", err)
+	}
+}
+
+// TestDiskSegmentRemovedByAnotherProcess: when one store evicts a segment, the other stops
+// serving its records at its next refresh, and both go on storing.
+func TestDiskSegmentRemovedByAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	c := newClock()
+	one, two := newDisk(t, dir, 100<<10), newDisk(t, dir, 100<<10)
+	cache.SetDiskClock(one, c.Now)
+	cache.SetDiskClock(two, c.Now)
+	putBody(t, two, "first", strings.Repeat("f", 10<<10))
+	c.Advance(cache.RefreshEvery)
+	if _, err := bodyOf(one, "first"); err != nil {
+		t.Fatalf("one does not see two's record: %v", err)
+	}
+	for i := range 20 {
+		c.Advance(time.Millisecond)
+		putBody(t, one, fmt.Sprintf("k%d", i), strings.Repeat("z", 10<<10))
+	}
+	c.Advance(cache.RefreshEvery)
+	if _, err := bodyOf(two, "first"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("two still serves a record whose segment one removed: %v", err)
+	}
+	putBody(t, two, "again", "stored after its segment was removed")
+	c.Advance(cache.RefreshEvery)
+	if got, err := bodyOf(one, "again"); got != "stored after its segment was removed" {
+		t.Errorf("one reads %q, %v", got, err)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+	"time"
 
 	"github.com/gregjones/httpcache"
 )
@@ -86,15 +86,11 @@ func (w *httpcacheWriter) Commit() error {
 		w.s.c.Delete(w.key) // superseded by a response too large to keep
 		return ErrTooLarge
 	}
-	w.e.Size = int64(w.buf.Len())
-	meta, err := encodeMeta(w.key, w.e)
+	rec, err := encodeRecord(w.key, w.e, w.buf.Bytes(), time.Now().UnixNano())
 	if err != nil {
 		return err
 	}
-	crc := crc32.Checksum(w.buf.Bytes(), crcTable)
-	w.buf.Write(meta)
-	w.buf.Write(encodeTrailer(w.e.Size, crc, meta))
-	w.s.c.Set(w.key, w.buf.Bytes())
+	w.s.c.Set(w.key, rec)
 	return nil
 }
 

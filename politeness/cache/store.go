@@ -1,12 +1,7 @@
 package cache
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"time"
@@ -109,117 +104,9 @@ func (e *Entry) clone() *Entry {
 var (
 	// ErrNotFound: nothing is stored under the key.
 	ErrNotFound = errors.New("cache: entry not found")
-	// ErrCorrupt: the stored record is truncated or damaged; it has been removed and counts as a miss.
+	// ErrCorrupt: the stored record is truncated or damaged; the store no longer serves it and it
+	// counts as a miss.
 	ErrCorrupt = errors.New("cache: stored entry is corrupt")
 	// ErrTooLarge: the body exceeds what the store keeps; the response passes through uncached.
 	ErrTooLarge = errors.New("cache: body too large for the store")
 )
-
-// A record is how the disk store and the httpcache adapter lay an entry out as bytes:
-//
-//	body | metadata (JSON) | trailer
-//
-// The trailer comes last because the body streams in before its length is known. It holds a magic
-// number, the lengths and CRC-32s of both parts, so a truncated or damaged record is detected
-// before a byte of it is served.
-const (
-	recordMagic   = "ETQC"
-	recordVersion = 1
-	trailerLen    = 4 + 4 + 8 + 8 + 4 + 4 // magic, version, body len, meta len, body crc, meta crc
-)
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-func encodeTrailer(bodyLen int64, bodyCRC uint32, meta []byte) []byte {
-	t := make([]byte, trailerLen)
-	copy(t, recordMagic)
-	binary.BigEndian.PutUint32(t[4:], recordVersion)
-	binary.BigEndian.PutUint64(t[8:], uint64(bodyLen))
-	binary.BigEndian.PutUint64(t[16:], uint64(len(meta)))
-	binary.BigEndian.PutUint32(t[24:], bodyCRC)
-	binary.BigEndian.PutUint32(t[28:], crc32.Checksum(meta, crcTable))
-	return t
-}
-
-// maxMetaLen bounds the metadata a record may claim, so a damaged length cannot make a reader
-// allocate gigabytes.
-const maxMetaLen = 4 << 20
-
-// readRecord validates the record of size bytes in r for key and returns its entry, the offset-0
-// body length, and the body CRC. It checks everything but the body's CRC, which needs a pass over
-// the body (see verifyBody).
-func readRecord(r io.ReaderAt, size int64, key string) (*Entry, int64, uint32, error) {
-	if size < trailerLen {
-		return nil, 0, 0, fmt.Errorf("%w: %d bytes is shorter than a trailer", ErrCorrupt, size)
-	}
-	t := make([]byte, trailerLen)
-	if _, err := r.ReadAt(t, size-trailerLen); err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: reading trailer: %v", ErrCorrupt, err)
-	}
-	if string(t[:4]) != recordMagic || binary.BigEndian.Uint32(t[4:]) != recordVersion {
-		return nil, 0, 0, fmt.Errorf("%w: bad magic or version", ErrCorrupt)
-	}
-	bodyLen := int64(binary.BigEndian.Uint64(t[8:]))
-	metaLen := int64(binary.BigEndian.Uint64(t[16:]))
-	if bodyLen < 0 || metaLen <= 0 || metaLen > maxMetaLen || bodyLen+metaLen+trailerLen != size {
-		return nil, 0, 0, fmt.Errorf("%w: lengths do not add up to %d bytes", ErrCorrupt, size)
-	}
-	meta := make([]byte, metaLen)
-	if _, err := r.ReadAt(meta, bodyLen); err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: reading metadata: %v", ErrCorrupt, err)
-	}
-	if crc32.Checksum(meta, crcTable) != binary.BigEndian.Uint32(t[28:]) {
-		return nil, 0, 0, fmt.Errorf("%w: metadata checksum mismatch", ErrCorrupt)
-	}
-	var e Entry
-	if err := json.Unmarshal(meta, &e); err != nil {
-		return nil, 0, 0, fmt.Errorf("%w: metadata: %v", ErrCorrupt, err)
-	}
-	if e.Key != key {
-		return nil, 0, 0, fmt.Errorf("%w: record belongs to another key", ErrCorrupt)
-	}
-	if e.Header == nil {
-		e.Header = http.Header{}
-	}
-	e.Size = bodyLen
-	return &e, bodyLen, binary.BigEndian.Uint32(t[24:]), nil
-}
-
-// verifyBody reads the body once and compares its CRC, so a damaged body is caught before the
-// transport serves any of it. The cost is one extra sequential read of the body.
-func verifyBody(r io.ReaderAt, bodyLen int64, want uint32) error {
-	h := crc32.New(crcTable)
-	if _, err := io.Copy(h, io.NewSectionReader(r, 0, bodyLen)); err != nil {
-		return fmt.Errorf("%w: reading body: %v", ErrCorrupt, err)
-	}
-	if h.Sum32() != want {
-		return fmt.Errorf("%w: body checksum mismatch", ErrCorrupt)
-	}
-	return nil
-}
-
-// decodeRecord decodes a whole in-memory record.
-func decodeRecord(b []byte, key string) (*Entry, []byte, error) {
-	r := bytes.NewReader(b)
-	e, n, crc, err := readRecord(r, int64(len(b)), key)
-	if err != nil {
-		return nil, nil, err
-	}
-	if crc32c(b[:n]) != crc {
-		return nil, nil, fmt.Errorf("%w: body checksum mismatch", ErrCorrupt)
-	}
-	return e, b[:n], nil
-}
-
-// encodeMeta serialises e for a record.
-func encodeMeta(key string, e *Entry) ([]byte, error) {
-	c := *e
-	c.Key = key
-	b, err := json.Marshal(&c)
-	if err != nil {
-		return nil, fmt.Errorf("cache: encoding entry for %s: %w", key, err)
-	}
-	return b, nil
-}
-
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, crcTable) }

@@ -1,0 +1,286 @@
+package cache
+
+// This file keeps a disk store's segment files and its index in step with the directory: which
+// record of a key is the newest, which segments other processes added or removed, and which
+// segments go when the directory is full.
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// segment is one segment file: records appended one after another by the one process that
+// created it.
+type segment struct {
+	name string
+	f    *os.File
+	fi   os.FileInfo // the file as it was opened, to notice it was removed or replaced
+	// own: this process wrote it, and indexed its records as it wrote them.
+	own bool
+	// scanned is the offset up to which records are indexed: for this process's active segment,
+	// where the next record goes (guarded by writeMu); for another's, where the next refresh
+	// reads on (guarded by scanMu).
+	scanned int64
+}
+
+// slot is where the newest known record of a key lies.
+type slot struct {
+	seg     *segment
+	off     int64
+	size    int64
+	written int64
+	deleted bool
+}
+
+// newer reports whether a is a later record of its key than b: written later, or at the same
+// nanosecond in a segment whose name sorts later, or later in the same segment. Every process
+// orders two records the same way.
+func (a slot) newer(b slot) bool {
+	if a.written != b.written {
+		return a.written > b.written
+	}
+	if a.seg.name != b.seg.name {
+		return a.seg.name > b.seg.name
+	}
+	return a.off > b.off
+}
+
+// keyHash is the index's key: the first half of the key's SHA-256 (the record holds the key
+// itself, which Get compares).
+type keyHash [16]byte
+
+func hashKey(key string) keyHash {
+	sum := sha256.Sum256([]byte(key))
+	return keyHash(sum[:16])
+}
+
+// Segment files are named seg-<creation time, hex nanoseconds>-<random>.log.
+const (
+	segmentPrefix = "seg-"
+	segmentSuffix = ".log"
+)
+
+func (s *DiskStore) segmentName() string {
+	return fmt.Sprintf("%s%016x-%s%s", segmentPrefix, s.now().UnixNano(), randomHex(), segmentSuffix)
+}
+
+func isSegmentName(name string) bool {
+	return strings.HasPrefix(name, segmentPrefix) && strings.HasSuffix(name, segmentSuffix)
+}
+
+func randomHex() string {
+	var r [8]byte
+	_, _ = rand.Read(r[:])
+	return hex.EncodeToString(r[:])
+}
+
+// indexRecord records sl as key h's record unless the index knows a newer one.
+func (s *DiskStore) indexRecord(h keyHash, sl slot) {
+	s.mu.Lock()
+	if cur, ok := s.index[h]; !ok || sl.newer(cur) {
+		s.index[h] = sl
+	}
+	s.mu.Unlock()
+}
+
+// openSegment opens the segment file name with flag and registers it; own and scanned are the
+// segment's fields (set before a refresh can see it).
+func (s *DiskStore) openSegment(name string, flag int, own bool, scanned int64) (*segment, error) {
+	f, err := openFile(filepath.Join(s.dir, name), flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	seg := &segment{name: name, f: f, fi: fi, own: own, scanned: scanned}
+	s.mu.Lock()
+	s.segs[name] = seg
+	s.mu.Unlock()
+	return seg, nil
+}
+
+// segmentFor returns the segment a record of n bytes is appended to, starting a new one when the
+// active one would pass the segment size. The caller holds writeMu.
+func (s *DiskStore) segmentFor(n int64) (*segment, error) {
+	if s.active != nil && s.active.scanned > 0 && s.active.scanned+n > s.segCap {
+		s.active = nil // sealed: it stays as it is until eviction removes it
+	}
+	if s.active != nil {
+		return s.active, nil
+	}
+	name := s.segmentName()
+	seg, err := s.openSegment(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, true, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Someone removed the directory: create it again, once.
+		if err = os.MkdirAll(s.dir, 0o755); err == nil {
+			seg, err = s.openSegment(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, true, 0)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starting a segment: %w", err)
+	}
+	s.active = seg
+	return seg, nil
+}
+
+// refresh brings the index up to date with the directory: it opens the segments other
+// processes started, indexes the records appended to them since the last refresh, forgets the
+// segments that were removed, and recounts the directory's size.
+func (s *DiskStore) refresh() {
+	if !s.scanMu.TryLock() {
+		return // another goroutine is refreshing
+	}
+	defer s.scanMu.Unlock()
+	s.nextScan.Store(s.now().Add(refreshEvery).UnixNano())
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		s.log.Warn("cache: listing the cache directory failed; other processes' records stay unseen", "dir", s.dir, "err", err)
+		return
+	}
+	for _, d := range entries {
+		name := d.Name()
+		s.mu.RLock()
+		_, known := s.segs[name]
+		s.mu.RUnlock()
+		if known || !isSegmentName(name) {
+			continue
+		}
+		if _, err := s.openSegment(name, os.O_RDONLY, false, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("cache: opening a segment failed; its records stay unseen", "segment", name, "err", err)
+		}
+	}
+	var total int64
+	var gone []*segment
+	for _, seg := range s.segments() {
+		fi, err := os.Stat(filepath.Join(s.dir, seg.name))
+		if err != nil || !os.SameFile(fi, seg.fi) {
+			gone = append(gone, seg)
+			continue
+		}
+		total += fi.Size()
+		if !seg.own && fi.Size() > seg.scanned {
+			s.scan(seg, fi.Size())
+		}
+	}
+	s.forget(gone)
+	s.used.Store(total)
+}
+
+// segments returns the open segments.
+func (s *DiskStore) segments() []*segment {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*segment, 0, len(s.segs))
+	for _, seg := range s.segs {
+		out = append(out, seg)
+	}
+	return out
+}
+
+// scan indexes the whole records of another process's segment from where the last scan stopped
+// up to size. It stops at a record that is incomplete (still being written) or damaged, and the
+// next refresh tries again from there: a writer that died leaves its last record cut short, and a
+// record damaged in the middle of a segment hides the ones after it (they are misses).
+func (s *DiskStore) scan(seg *segment, size int64) {
+	buf := make([]byte, headLen+512)
+	off := seg.scanned
+	for off+headLen <= size {
+		n, _ := seg.f.ReadAt(buf, off)
+		h, key, ok, err := parseHead(buf[:n])
+		if err == nil && !ok && off+headLen+int64(h.keyLen) <= size {
+			long := make([]byte, headLen+h.keyLen)
+			n, _ = seg.f.ReadAt(long, off)
+			h, key, ok, err = parseHead(long[:n])
+		}
+		if err != nil || !ok || off+h.size() > size {
+			break
+		}
+		s.indexRecord(hashKey(string(key)), slot{seg: seg, off: off, size: h.size(), written: h.written, deleted: h.deleted})
+		off += h.size()
+	}
+	seg.scanned = off
+}
+
+// forget drops the segments gone (removed from the directory) with every index entry pointing
+// into them, and closes them. A Get reading one at that moment gets a miss.
+func (s *DiskStore) forget(gone []*segment) {
+	if len(gone) == 0 {
+		return
+	}
+	s.writeMu.Lock()
+	if slices.Contains(gone, s.active) {
+		s.active = nil // removed under this process: the next record starts a new segment
+	}
+	s.writeMu.Unlock()
+	s.mu.Lock()
+	for _, seg := range gone {
+		delete(s.segs, seg.name)
+	}
+	for h, sl := range s.index {
+		if slices.Contains(gone, sl.seg) {
+			delete(s.index, h)
+		}
+	}
+	s.mu.Unlock()
+	for _, seg := range gone {
+		seg.f.Close()
+	}
+}
+
+// evict removes whole segments, least recently written first, until the directory is under 90 %
+// of the limit.
+func (s *DiskStore) evict() {
+	if !s.evictMu.TryLock() {
+		return // another goroutine of this process is already evicting
+	}
+	defer s.evictMu.Unlock()
+	type file struct {
+		name string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	entries, _ := os.ReadDir(s.dir)
+	for _, d := range entries {
+		if !isSegmentName(d.Name()) {
+			continue
+		}
+		if fi, err := d.Info(); err == nil {
+			files = append(files, file{d.Name(), fi.Size(), fi.ModTime()})
+			total += fi.Size()
+		}
+	}
+	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
+	target := s.maxBytes / 10 * 9
+	var gone []*segment
+	for _, f := range files {
+		if total <= target {
+			break
+		}
+		// A segment another process removed first counts as removed too.
+		_ = os.Remove(filepath.Join(s.dir, f.name))
+		total -= f.size
+		s.mu.RLock()
+		seg := s.segs[f.name]
+		s.mu.RUnlock()
+		if seg != nil {
+			gone = append(gone, seg)
+		}
+	}
+	s.forget(gone)
+	s.used.Store(total)
+	s.removeOldTemporaries()
+}
