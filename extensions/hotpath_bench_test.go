@@ -139,10 +139,8 @@ func (h *hotPath) variants() []variant {
 }
 
 // diskDir returns an empty directory, removed when the benchmark ends, beside the default disk
-// cache (cache.DefaultDir): the disk store's cost is mostly the file system's creation of one file
-// per record, which differs between directories even on one disk (on a development VM, 17 µs of
-// CPU in the home directory against 470 µs in a crowded /tmp), so it is measured where a crawl
-// keeps its records. $ETIQUETTE_BENCH_DISK names another parent directory.
+// cache (cache.DefaultDir): the disk store's cost depends on the file system, so it is measured
+// where a crawl keeps its records. $ETIQUETTE_BENCH_DISK names another parent directory.
 func (h *hotPath) diskDir() string {
 	parent := os.Getenv("ETIQUETTE_BENCH_DISK")
 	if parent == "" {

@@ -39,7 +39,8 @@
 // Per-origin state — the host clock and the robots.txt keeper — is process-wide by default: two
 // doors, two collectors and every clone in one process share one budget per origin, because the
 // site pays for the crawler as a whole (the RRZE rules count it so). Pass Policy.Clock and
-// Policy.Robots to give a door its own.
+// Policy.Robots to give a door its own. So is the default disk cache, one store per directory,
+// so that the doors of a process keep one index of it and write one segment file.
 package politeness
 
 import (

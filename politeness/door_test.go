@@ -119,3 +119,29 @@ func TestUserTriggeredDoorKeepsItsCacheInMemory(t *testing.T) {
 		t.Errorf("a disk store: %v; want a refusal naming *cache.MemoryStore", err)
 	}
 }
+
+// Doors built without Policy.CacheStore share the disk store of the default directory: one index
+// of it in memory and one segment file per process, however many collectors a program builds.
+func TestDoorsShareTheDefaultDiskStore(t *testing.T) {
+	valid := identity.Identity{Profile: identity.Generic, Token: "ExampleBot", Version: "1.0", InfoURL: "https://example.org/bot"}
+	quiet := slog.New(slog.DiscardHandler)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	first, err := Policy{Identity: valid}.cacheStore(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Policy{Identity: valid}.cacheStore(quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Error("two doors opened two stores on the default directory")
+	}
+	if _, ok := first.(*cache.DiskStore); !ok {
+		t.Errorf("the default store is a %T, want a *cache.DiskStore", first)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if other, err := (Policy{Identity: valid}).cacheStore(quiet); err != nil || other == first {
+		t.Errorf("another default directory got the same store (%v)", err)
+	}
+}

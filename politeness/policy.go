@@ -91,7 +91,8 @@ type Policy struct {
 	Timeout time.Duration
 
 	// CacheStore holds cached responses. nil means, for a Crawl, a disk store in the user cache
-	// directory (cache.DefaultDir; a bounded in-memory store when there is none), and for a
+	// directory (cache.DefaultDir), which the process's doors share (one per directory); a bounded
+	// in-memory store when there is no such directory; and for a
 	// UserTriggered fetch a bounded in-memory store: nothing of a person's fetch outlives the
 	// session, so a UserTriggered door refuses any store but a *cache.MemoryStore. Ignored when
 	// NoCache.
@@ -254,11 +255,32 @@ func (p Policy) cacheStore(logger *slog.Logger) (cache.Store, error) {
 		logger.Warn("etiquette: no user cache directory; caching in memory for this process", "err", err)
 		return cache.NewMemoryStore(0), nil
 	}
-	store, err := cache.NewDiskStore(dir, cache.DiskOptions{Logger: logger})
+	return processDiskStore(dir, logger)
+}
+
+// processDiskStores holds the disk store of each default cache directory the process opened. A
+// store is process-wide for the doors that use the default, so that they keep one index of the
+// directory in memory and append to one segment file, rather than one each (a scraper building a
+// collector per job would otherwise hold an index and open files per collector). The first door
+// to open a directory gives the store its logger.
+var processDiskStores = struct {
+	sync.Mutex
+	byDir map[string]*cache.DiskStore
+}{byDir: map[string]*cache.DiskStore{}}
+
+// processDiskStore returns the process-wide disk store of dir, opening it on first use.
+func processDiskStore(dir string, logger *slog.Logger) (*cache.DiskStore, error) {
+	processDiskStores.Lock()
+	defer processDiskStores.Unlock()
+	if s, ok := processDiskStores.byDir[dir]; ok {
+		return s, nil
+	}
+	s, err := cache.NewDiskStore(dir, cache.DiskOptions{Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("etiquette: opening the cache in %s (set Policy.CacheStore or NoCache): %w", dir, err)
 	}
-	return store, nil
+	processDiskStores.byDir[dir] = s
+	return s, nil
 }
 
 // processKeeper is the robots.txt keeper of every door built without Policy.Robots. It is

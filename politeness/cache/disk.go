@@ -23,27 +23,35 @@ const DefaultDiskBytes = 1 << 30
 
 // DiskStore is a [Store] in a directory, the default for crawls.
 //
-// Records are appended to segment files, each written by one process only, so storing a page
+// Records are appended to segment files, each written by one process at a time, so storing a page
 // costs one write to a file already open instead of a new file (creating a file costs a file
 // system far more than appending to one: 100–300 µs of CPU against 5 µs for an 8 KB page on the
-// development machine). Each process keeps an index in memory of the newest record of every key
-// (about 100 bytes a record: some 13 MB for a full 1 GiB of 8 KB pages), built when the store is
-// opened by reading each record's head (a fraction of a second for a full directory), and brought
-// up to date with the records other processes append at most every 200 ms, when a Get needs it.
-// So several processes may share one directory: a record another process commits is seen within
-// that time, and of two records of one key the later written wins in every process.
+// development machine). A process that opens the store goes on with the newest segment that has
+// room and that no running process writes (a lock on the file says which are written; the system
+// releases it when the writer exits), so runs one after another share a file; one that finds none
+// free starts its own. A segment holds up to 64 MiB (a sixteenth of the limit below that).
+//
+// Each process keeps an index in memory of the newest record of every key (about 100 bytes a
+// record: some 14 MB for a full 1 GiB of 8 KB pages), built when the store is opened by reading
+// each record's head (about half a second for a full directory), and brought up to date with the
+// records other processes append at most every 200 ms, when a Get needs it. So several processes
+// may share one directory: a record another process commits is seen within that time, and of two
+// records of one key the later written wins in every process. Open one store per directory per
+// process (the door does so for the default directory) and Close it when done, which frees its
+// segment for the next process.
 //
 // Every record carries its lengths and CRC-32Cs, checked before any byte is served: a truncated
 // or damaged record is a miss ([ErrCorrupt]), never served, and the response stored again
 // replaces it. Records are not synced to the disk one by one; after a crash the records a process
 // was writing may be cut short, which their checks turn into misses.
 //
-// A body is collected in memory up to 256 KiB while it is stored; a larger one is written to a
-// temporary file that becomes a segment of its own when it is committed. A body larger than an
-// eighth of the size limit is not kept ([ErrTooLarge]). The size limit is enforced by each
-// process: when its running total passes the limit it removes whole segments, least recently
-// written first, until the directory is under 90 % of the limit. A deletion is a record too, so a
-// key deleted by one process is deleted in all.
+// A body is collected in memory up to 256 KiB while it is stored; a larger one goes to a
+// temporary file, then to the end of the segment (or, above a quarter of a segment, becomes a
+// segment of its own). A body larger than an eighth of the size limit is not kept
+// ([ErrTooLarge]). The size limit is enforced by each process: when its running total passes the
+// limit it removes whole segments, least recently written first, until the directory is under
+// 90 % of the limit. A deletion is a record too, so a key deleted by one process is deleted in
+// all.
 //
 // A 304's new metadata rewrites the record, body copied ([UpdateEntry]).
 //
@@ -64,6 +72,8 @@ type DiskStore struct {
 
 	writeMu     sync.Mutex
 	active      *segment // the segment this process appends to; nil until its first record
+	activeFile  *os.File // active, open for writing and locked against other writers
+	activeOff   int64    // where active's next record goes
 	lastWritten int64    // the last record time given, so this process's times increase
 
 	scanMu   sync.Mutex   // one refresh at a time
@@ -133,7 +143,25 @@ func NewDiskStore(dir string, o DiskOptions) (*DiskStore, error) {
 	}
 	s.removeOldTemporaries()
 	s.refresh()
+	s.resumeIdleSegment()
 	return s, nil
+}
+
+// Close releases the store's files: the segment this process appended to becomes free for
+// another process to go on with. Records committed before are on disk (not synced). The store
+// must not be used after Close.
+func (s *DiskStore) Close() error {
+	s.writeMu.Lock()
+	s.seal()
+	s.writeMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, seg := range s.segs {
+		seg.f.Close()
+		delete(s.segs, name)
+	}
+	clear(s.index)
+	return nil
 }
 
 // layout names the directory of the current layout under a store's directory, and oldLayouts
@@ -360,7 +388,7 @@ func (w *diskWriter) Commit() error {
 	h := recordHead{keyLen: len(w.key), metaLen: w.metaLen, bodyLen: w.n, metaCRC: w.metaCRC, bodyCRC: w.crc}
 	var err error
 	if w.spill != nil {
-		err = w.s.adopt(w.key, w.spill, w.rec, h)
+		err = w.s.appendSpilled(w.key, w.spill, w.rec, h)
 		w.spill = nil
 	} else {
 		err = w.s.append(w.key, w.rec, h)
@@ -405,38 +433,76 @@ func (s *DiskStore) append(key string, rec []byte, h recordHead) error {
 	finishRecord(rec, h)
 	seg, err := s.segmentFor(int64(len(rec)))
 	if err == nil {
-		_, err = seg.f.WriteAt(rec, seg.scanned)
+		_, err = s.activeFile.WriteAt(rec, s.activeOff)
 	}
 	if err != nil {
 		s.writeMu.Unlock()
 		// Nothing is indexed; the next record is written over whatever part of this one landed.
 		return fmt.Errorf("cache: writing %s: %w", key, err)
 	}
-	off := seg.scanned
-	seg.scanned += int64(len(rec))
+	off := s.activeOff
+	s.activeOff += int64(len(rec))
 	s.writeMu.Unlock()
 	s.indexRecord(hashKey(key), slot{seg: seg, off: off, size: int64(len(rec)), written: h.written, deleted: h.deleted})
 	s.grow(int64(len(rec)))
 	return nil
 }
 
-// adopt makes the temporary file f, which holds a whole record but for its head (head holds the
-// head's room, the key and the metadata), a segment of its own and indexes the record.
-func (s *DiskStore) adopt(key string, f *os.File, head []byte, h recordHead) error {
+// appendSpilled stores the record in the temporary file f, whole but for its head (head holds the
+// head's room, the key and the metadata): copied to the end of this process's segment, or, when
+// it would take more than a quarter of a segment, made a segment of its own.
+func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordHead) error {
+	defer os.Remove(f.Name()) // fails harmlessly once the file became a segment
+	defer f.Close()
 	s.writeMu.Lock()
 	h.written = s.stamp()
-	s.writeMu.Unlock()
 	finishRecord(head, h)
-	name := s.segmentName()
 	_, err := f.WriteAt(head[:headLen], 0)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err != nil {
+		s.writeMu.Unlock()
+		return fmt.Errorf("cache: writing %s: %w", key, err)
 	}
+	if h.size() > s.segCap/4 {
+		s.writeMu.Unlock()
+		return s.placeSpilled(key, f, h)
+	}
+	seg, err := s.segmentFor(h.size())
 	if err == nil {
-		err = renameFile(f.Name(), filepath.Join(s.dir, name))
+		err = copyAt(s.activeFile, s.activeOff, f, h.size())
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		s.writeMu.Unlock()
+		return fmt.Errorf("cache: writing %s: %w", key, err)
+	}
+	off := s.activeOff
+	s.activeOff += h.size()
+	s.writeMu.Unlock()
+	s.indexRecord(hashKey(key), slot{seg: seg, off: off, size: h.size(), written: h.written})
+	s.grow(h.size())
+	return nil
+}
+
+// copyAt copies the first n bytes of src to dst at offset off. Through os.File's ReadFrom, the
+// kernel copies them (copy_file_range on Linux) without passing them through this process.
+func copyAt(dst *os.File, off int64, src *os.File, n int64) error {
+	if _, err := dst.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	copied, err := io.Copy(dst, io.LimitReader(src, n))
+	if err == nil && copied != n {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// placeSpilled makes the temporary file f, which holds the whole record h, a segment of its own
+// and indexes the record.
+func (s *DiskStore) placeSpilled(key string, f *os.File, h recordHead) error {
+	name := s.segmentName()
+	if err := renameFile(f.Name(), filepath.Join(s.dir, name)); err != nil {
 		return fmt.Errorf("cache: writing %s: %w", key, err)
 	}
 	seg, err := s.openSegment(name, os.O_RDONLY, true, h.size())

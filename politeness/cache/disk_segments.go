@@ -26,9 +26,8 @@ type segment struct {
 	fi   os.FileInfo // the file as it was opened, to notice it was removed or replaced
 	// own: this process wrote it, and indexed its records as it wrote them.
 	own bool
-	// scanned is the offset up to which records are indexed: for this process's active segment,
-	// where the next record goes (guarded by writeMu); for another's, where the next refresh
-	// reads on (guarded by scanMu).
+	// scanned is the offset up to which a refresh indexed records, where the next one reads on
+	// (guarded by scanMu); a segment this process created is not read back.
 	scanned int64
 }
 
@@ -114,25 +113,92 @@ func (s *DiskStore) openSegment(name string, flag int, own bool, scanned int64) 
 // segmentFor returns the segment a record of n bytes is appended to, starting a new one when the
 // active one would pass the segment size. The caller holds writeMu.
 func (s *DiskStore) segmentFor(n int64) (*segment, error) {
-	if s.active != nil && s.active.scanned > 0 && s.active.scanned+n > s.segCap {
-		s.active = nil // sealed: it stays as it is until eviction removes it
+	if s.active != nil && s.activeOff > 0 && s.activeOff+n > s.segCap {
+		s.seal()
 	}
-	if s.active != nil {
-		return s.active, nil
+	if s.active == nil {
+		if err := s.startSegment(); err != nil {
+			return nil, fmt.Errorf("starting a segment: %w", err)
+		}
 	}
-	name := s.segmentName()
-	seg, err := s.openSegment(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, true, 0)
+	return s.active, nil
+}
+
+// startSegment creates a segment for this process to append to. It is created under the
+// temporary directory and locked before it is renamed into place, so no other process ever takes
+// it for an idle one (see resumeIdleSegment). The caller holds writeMu.
+func (s *DiskStore) startSegment() error {
+	f, err := createTemp(s.tmp)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Someone removed the directory: create it again, once.
-		if err = os.MkdirAll(s.dir, 0o755); err == nil {
-			seg, err = s.openSegment(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, true, 0)
+		if err = os.MkdirAll(s.tmp, 0o755); err == nil {
+			f, err = createTemp(s.tmp)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("starting a segment: %w", err)
+		return err
 	}
-	s.active = seg
-	return seg, nil
+	name := s.segmentName()
+	err = lockFile(f)
+	if errors.Is(err, errors.ErrUnsupported) {
+		err = nil // no locks here, and no process resumes another's segment
+	}
+	if err == nil {
+		err = renameFile(f.Name(), filepath.Join(s.dir, name))
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	seg, err := s.openSegment(name, os.O_RDONLY, true, 0)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	s.active, s.activeFile, s.activeOff = seg, f, 0
+	return nil
+}
+
+// seal stops appending to the active segment and unlocks it. The caller holds writeMu.
+func (s *DiskStore) seal() {
+	if s.activeFile != nil {
+		s.activeFile.Close() // releases the lock
+	}
+	s.active, s.activeFile, s.activeOff = nil, nil, 0
+}
+
+// resumeIdleSegment makes the newest segment with room that no process is writing this process's
+// active one, so that a directory used by many short runs does not gather a segment per run. A
+// segment is being written while its writer holds a lock on it (flock), which the system releases
+// when the writer exits; where there are no such locks, every process starts its own segments.
+// It runs while the store is opened, after the first refresh.
+func (s *DiskStore) resumeIdleSegment() {
+	segs := s.segments()
+	slices.SortFunc(segs, func(a, b *segment) int { return strings.Compare(b.name, a.name) })
+	for _, seg := range segs {
+		if seg.scanned > s.segCap/2 {
+			continue
+		}
+		f, err := openFile(filepath.Join(s.dir, seg.name), os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || !os.SameFile(fi, seg.fi) || lockFile(f) != nil {
+			f.Close()
+			continue
+		}
+		// Records its last writer added after the first refresh read it; then appends go after
+		// the last whole record (over what a writer that died left cut short).
+		if fi, err := f.Stat(); err == nil {
+			s.scan(seg, fi.Size())
+		}
+		s.writeMu.Lock()
+		s.active, s.activeFile, s.activeOff = seg, f, seg.scanned
+		s.writeMu.Unlock()
+		return
+	}
 }
 
 // refresh brings the index up to date with the directory: it opens the segments other
@@ -221,7 +287,7 @@ func (s *DiskStore) forget(gone []*segment) {
 	}
 	s.writeMu.Lock()
 	if slices.Contains(gone, s.active) {
-		s.active = nil // removed under this process: the next record starts a new segment
+		s.seal() // removed under this process: the next record starts a new segment
 	}
 	s.writeMu.Unlock()
 	s.mu.Lock()

@@ -421,27 +421,81 @@ func TestDiskRecordCutShortByACrash(t *testing.T) {
 }
 
 // TestDiskLargeBodyGoesThroughATemporaryFile: a body too large to collect in memory is written to
-// a temporary file that becomes a segment; nothing is left in the temporary directory.
+// a temporary file, then copied to the end of the process's segment, or, when it would fill more
+// than a quarter of a segment, made a segment of its own; nothing is left in the temporary
+// directory.
 func TestDiskLargeBodyGoesThroughATemporaryFile(t *testing.T) {
+	large := strings.Repeat("0123456789", 100<<10) // 1 MB
+	for _, tc := range []struct {
+		name     string
+		max      int64
+		segments int
+	}{
+		{"copied into the segment", 0, 1},     // 64 MiB segments
+		{"a segment of its own", 16 << 20, 2}, // 1 MiB segments
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := newDisk(t, dir, tc.max)
+			putBody(t, s, "small", "first")
+			putBody(t, s, "large", large)
+			putBody(t, s, "after", "last")
+			for key, want := range map[string]string{"small": "first", "large": large, "after": "last"} {
+				if got, err := bodyOf(s, key); got != want {
+					t.Errorf("%s: read back %d bytes, %v; want %d", key, len(got), err, len(want))
+				}
+			}
+			if n := len(segments(t, dir)); n != tc.segments {
+				t.Errorf("%d segment files, want %d", n, tc.segments)
+			}
+			if got, err := bodyOf(newDisk(t, dir, tc.max), "large"); got != large {
+				t.Errorf("reopened: %d bytes, %v", len(got), err)
+			}
+			w, err := s.Put("aborted", &cache.Entry{Status: 200, Header: http.Header{}, Size: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(w, large)
+			w.Abort()
+			if left, err := os.ReadDir(filepath.Join(dir, "v3", "tmp")); err != nil || len(left) != 0 {
+				t.Errorf("temporary directory holds %d files (%v), want none", len(left), err)
+			}
+		})
+	}
+}
+
+// TestDiskShortRunsShareASegment: processes that run one after another go on with the segment
+// the last one left (a directory written by a job every few minutes does not gather a file per
+// run), while a store still open keeps its segment to itself.
+func TestDiskShortRunsShareASegment(t *testing.T) {
 	dir := t.TempDir()
-	s := newDisk(t, dir, 0)
-	large := strings.Repeat("0123456789", 100<<10)
-	putBody(t, s, "large", large)
-	if got, err := bodyOf(s, "large"); got != large {
-		t.Errorf("read back %d bytes, %v; want %d", len(got), err, len(large))
+	for i := range 30 {
+		s := newDisk(t, dir, 0)
+		putBody(t, s, fmt.Sprintf("run %d", i), fmt.Sprintf("page of run %d", i))
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	left, err := os.ReadDir(filepath.Join(dir, "v3", "tmp"))
-	if err != nil || len(left) != 0 {
-		t.Errorf("temporary directory holds %d files (%v), want none", len(left), err)
+	if n := len(segments(t, dir)); n != 1 {
+		t.Errorf("30 runs left %d segment files, want 1", n)
 	}
-	w, err := s.Put("aborted", &cache.Entry{Status: 200, Header: http.Header{}, Size: -1})
-	if err != nil {
-		t.Fatal(err)
+	open := newDisk(t, dir, 0)
+	putBody(t, open, "open", "still writing")
+	other := newDisk(t, dir, 0)
+	putBody(t, other, "other", "written alongside")
+	if n := len(segments(t, dir)); n != 2 {
+		t.Errorf("two stores open at once wrote %d segment files, want 2", n)
 	}
-	io.WriteString(w, large)
-	w.Abort()
-	if left, _ := os.ReadDir(filepath.Join(dir, "v3", "tmp")); len(left) != 0 {
-		t.Errorf("an aborted body left %d temporary files", len(left))
+	last := newDisk(t, dir, 0)
+	for i := range 30 {
+		if got, err := bodyOf(last, fmt.Sprintf("run %d", i)); got != fmt.Sprintf("page of run %d", i) {
+			t.Errorf("run %d: %q, %v", i, got, err)
+		}
+	}
+	for key, want := range map[string]string{"open": "still writing", "other": "written alongside"} {
+		if got, err := bodyOf(last, key); got != want {
+			t.Errorf("%s: %q, %v", key, got, err)
+		}
 	}
 }
 

@@ -2,7 +2,7 @@
 
 package cache
 
-// This file opens and renames record files with one system call each.
+// This file opens, renames and locks the disk store's files with one system call each.
 
 import (
 	"os"
@@ -32,4 +32,15 @@ func renameFile(oldpath, newpath string) error {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	return nil
+}
+
+// lockFile takes an exclusive lock on f without waiting (flock), which the system releases when
+// f is closed or the process exits; it fails when another open file holds it.
+func lockFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }
