@@ -66,9 +66,11 @@ type DiskStore struct {
 	now       func() time.Time // record times and the refresh interval; tests replace it
 	tmpMaxAge time.Duration
 
-	mu    sync.RWMutex
-	index map[keyHash]slot    // the newest record of each key this process knows
-	segs  map[string]*segment // every segment file this process has open, by name
+	mu     sync.RWMutex
+	index  map[keyHash]slot    // the newest record of each key this process knows
+	segs   map[string]*segment // every segment file this process has open, by name
+	byID   map[uint32]*segment // the same, by id
+	lastID uint32
 
 	writeMu     sync.Mutex
 	active      *segment // the segment this process appends to; nil until its first record
@@ -130,7 +132,7 @@ func NewDiskStore(dir string, o DiskOptions) (*DiskStore, error) {
 	}
 	s := &DiskStore{dir: root, tmp: tmp, maxBytes: o.MaxBytes, maxBody: o.MaxBytes / 8,
 		segCap: min(o.MaxBytes/16, maxSegmentBytes), log: o.Logger, now: time.Now, tmpMaxAge: time.Hour,
-		index: map[keyHash]slot{}, segs: map[string]*segment{}}
+		index: map[keyHash]slot{}, segs: map[string]*segment{}, byID: map[uint32]*segment{}}
 	for _, old := range oldLayouts {
 		// Records of an older layout are never found again; without this they would hold their
 		// space for good, since eviction sees only the current layout.
@@ -159,6 +161,7 @@ func (s *DiskStore) Close() error {
 	for name, seg := range s.segs {
 		seg.f.Close()
 		delete(s.segs, name)
+		delete(s.byID, seg.id)
 	}
 	clear(s.index)
 	return nil
@@ -185,24 +188,25 @@ func (s *DiskStore) Get(key string) (*Entry, io.ReadCloser, error) {
 	h := hashKey(key)
 	s.mu.RLock()
 	sl, ok := s.index[h]
+	seg := s.byID[sl.seg]
 	s.mu.RUnlock()
-	if !ok || sl.deleted {
+	if !ok || sl.deleted || seg == nil {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, key)
 	}
 	if sl.size > wholeRecordBytes {
-		return s.stream(h, sl, key)
+		return s.stream(h, seg, sl, key)
 	}
 	b := make([]byte, sl.size)
-	if _, err := sl.seg.f.ReadAt(b, sl.off); err != nil {
+	if _, err := seg.f.ReadAt(b, sl.off); err != nil {
 		if errors.Is(err, fs.ErrClosed) {
 			// Its segment was removed (eviction) after the index was read.
 			return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, key)
 		}
-		return nil, nil, s.dropCorrupt(h, sl, fmt.Errorf("%w: reading %d bytes: %v", ErrCorrupt, sl.size, err))
+		return nil, nil, s.dropCorrupt(h, seg, sl, fmt.Errorf("%w: reading %d bytes: %v", ErrCorrupt, sl.size, err))
 	}
 	e, body, err := decodeRecord(b, key)
 	if err != nil {
-		return nil, nil, s.dropCorrupt(h, sl, err)
+		return nil, nil, s.dropCorrupt(h, seg, sl, err)
 	}
 	return e, io.NopCloser(bytes.NewReader(body)), nil
 }
@@ -210,18 +214,18 @@ func (s *DiskStore) Get(key string) (*Entry, io.ReadCloser, error) {
 // stream serves a record too large to read whole: its head and metadata are checked, then its
 // body in one pass over the file, which is then served from a descriptor of its own (so that an
 // eviction closing the segment does not cut the body short).
-func (s *DiskStore) stream(h keyHash, sl slot, key string) (*Entry, io.ReadCloser, error) {
-	f, err := openFile(filepath.Join(s.dir, sl.seg.name), os.O_RDONLY, 0)
+func (s *DiskStore) stream(h keyHash, seg *segment, sl slot, key string) (*Entry, io.ReadCloser, error) {
+	f, err := openFile(filepath.Join(s.dir, seg.name), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, key)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache: opening %s: %w", sl.seg.name, err)
+		return nil, nil, fmt.Errorf("cache: opening %s: %w", seg.name, err)
 	}
 	e, body, err := checkStreamed(f, sl, key)
 	if err != nil {
 		f.Close()
-		return nil, nil, s.dropCorrupt(h, sl, err)
+		return nil, nil, s.dropCorrupt(h, seg, sl, err)
 	}
 	return e, &sectionCloser{body, f}, nil
 }
@@ -260,10 +264,11 @@ func checkStreamed(f *os.File, sl slot, key string) (*Entry, *io.SectionReader, 
 	return e, io.NewSectionReader(f, sl.off+h.bodyOffset(), h.bodyLen), nil
 }
 
-// dropCorrupt forgets the damaged record sl of h (unless a newer one took its place) and returns
-// err. The bytes stay in their segment until it is removed; the record stored next replaces it.
-func (s *DiskStore) dropCorrupt(h keyHash, sl slot, err error) error {
-	s.log.Warn("cache: dropping a damaged entry", "segment", sl.seg.name, "offset", sl.off, "err", err)
+// dropCorrupt forgets the damaged record sl of h in seg (unless a newer one took its place) and
+// returns err. The bytes stay in their segment until it is removed; the record stored next
+// replaces it.
+func (s *DiskStore) dropCorrupt(h keyHash, seg *segment, sl slot, err error) error {
+	s.log.Warn("cache: dropping a damaged entry", "segment", seg.name, "offset", sl.off, "err", err)
 	s.mu.Lock()
 	if cur, ok := s.index[h]; ok && cur == sl {
 		delete(s.index, h)
@@ -443,7 +448,7 @@ func (s *DiskStore) append(key string, rec []byte, h recordHead) error {
 	off := s.activeOff
 	s.activeOff += int64(len(rec))
 	s.writeMu.Unlock()
-	s.indexRecord(hashKey(key), slot{seg: seg, off: off, size: int64(len(rec)), written: h.written, deleted: h.deleted})
+	s.indexRecord(hashKey(key), slot{seg: seg.id, off: off, size: int64(len(rec)), written: h.written, deleted: h.deleted})
 	s.grow(int64(len(rec)))
 	return nil
 }
@@ -477,7 +482,7 @@ func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordH
 	off := s.activeOff
 	s.activeOff += h.size()
 	s.writeMu.Unlock()
-	s.indexRecord(hashKey(key), slot{seg: seg, off: off, size: h.size(), written: h.written})
+	s.indexRecord(hashKey(key), slot{seg: seg.id, off: off, size: h.size(), written: h.written})
 	s.grow(h.size())
 	return nil
 }
@@ -509,7 +514,7 @@ func (s *DiskStore) placeSpilled(key string, f *os.File, h recordHead) error {
 	if err != nil {
 		return fmt.Errorf("cache: reopening %s: %w", name, err)
 	}
-	s.indexRecord(hashKey(key), slot{seg: seg, off: 0, size: h.size(), written: h.written})
+	s.indexRecord(hashKey(key), slot{seg: seg.id, off: 0, size: h.size(), written: h.written})
 	s.grow(h.size())
 	return nil
 }

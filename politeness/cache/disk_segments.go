@@ -21,6 +21,7 @@ import (
 // segment is one segment file: records appended one after another by the one process that
 // created it.
 type segment struct {
+	id   uint32 // the index's name for it
 	name string
 	f    *os.File
 	fi   os.FileInfo // the file as it was opened, to notice it was removed or replaced
@@ -31,24 +32,29 @@ type segment struct {
 	scanned int64
 }
 
-// slot is where the newest known record of a key lies.
+// slot is where the newest known record of a key lies. It holds no pointer, so that the garbage
+// collector need not scan an index of a hundred thousand records.
 type slot struct {
-	seg     *segment
+	seg     uint32 // segment.id
+	deleted bool
 	off     int64
 	size    int64
 	written int64
-	deleted bool
 }
 
 // newer reports whether a is a later record of its key than b: written later, or at the same
 // nanosecond in a segment whose name sorts later, or later in the same segment. Every process
-// orders two records the same way.
-func (a slot) newer(b slot) bool {
+// orders two records the same way. The caller holds mu.
+func (s *DiskStore) newer(a, b slot) bool {
 	if a.written != b.written {
 		return a.written > b.written
 	}
-	if a.seg.name != b.seg.name {
-		return a.seg.name > b.seg.name
+	if a.seg != b.seg {
+		sa, sb := s.byID[a.seg], s.byID[b.seg]
+		if sa == nil || sb == nil {
+			return sb == nil
+		}
+		return sa.name > sb.name
 	}
 	return a.off > b.off
 }
@@ -85,7 +91,7 @@ func randomHex() string {
 // indexRecord records sl as key h's record unless the index knows a newer one.
 func (s *DiskStore) indexRecord(h keyHash, sl slot) {
 	s.mu.Lock()
-	if cur, ok := s.index[h]; !ok || sl.newer(cur) {
+	if cur, ok := s.index[h]; !ok || s.newer(sl, cur) {
 		s.index[h] = sl
 	}
 	s.mu.Unlock()
@@ -103,9 +109,11 @@ func (s *DiskStore) openSegment(name string, flag int, own bool, scanned int64) 
 		f.Close()
 		return nil, err
 	}
-	seg := &segment{name: name, f: f, fi: fi, own: own, scanned: scanned}
 	s.mu.Lock()
+	s.lastID++
+	seg := &segment{id: s.lastID, name: name, f: f, fi: fi, own: own, scanned: scanned}
 	s.segs[name] = seg
+	s.byID[seg.id] = seg
 	s.mu.Unlock()
 	return seg, nil
 }
@@ -273,7 +281,7 @@ func (s *DiskStore) scan(seg *segment, size int64) {
 		if err != nil || !ok || off+h.size() > size {
 			break
 		}
-		s.indexRecord(hashKey(string(key)), slot{seg: seg, off: off, size: h.size(), written: h.written, deleted: h.deleted})
+		s.indexRecord(hashKey(string(key)), slot{seg: seg.id, off: off, size: h.size(), written: h.written, deleted: h.deleted})
 		off += h.size()
 	}
 	seg.scanned = off
@@ -291,11 +299,14 @@ func (s *DiskStore) forget(gone []*segment) {
 	}
 	s.writeMu.Unlock()
 	s.mu.Lock()
+	ids := map[uint32]bool{}
 	for _, seg := range gone {
 		delete(s.segs, seg.name)
+		delete(s.byID, seg.id)
+		ids[seg.id] = true
 	}
 	for h, sl := range s.index {
-		if slices.Contains(gone, sl.seg) {
+		if ids[sl.seg] {
 			delete(s.index, h)
 		}
 	}
