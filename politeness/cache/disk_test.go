@@ -42,6 +42,24 @@ func segments(t *testing.T, dir string) map[string]int64 {
 	return out
 }
 
+// rewriteTheSegment replaces the one segment file under dir with what change makes of its bytes.
+func rewriteTheSegment(t *testing.T, dir string, change func([]byte) []byte) {
+	t.Helper()
+	recs := segments(t, dir)
+	if len(recs) != 1 {
+		t.Fatalf("%d segments written, want 1", len(recs))
+	}
+	for p := range recs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, change(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func newDisk(t *testing.T, dir string, max int64) *cache.DiskStore {
 	t.Helper()
 	s, err := cache.NewDiskStore(dir, cache.DiskOptions{MaxBytes: max})
@@ -87,19 +105,7 @@ func testDiskCorruption(t *testing.T, body string) {
 			dir := t.TempDir()
 			tr := cache.New(http.DefaultTransport, newDisk(t, dir, 0), cache.Options{Now: c.Now})
 			get(t, tr, srv.URL)
-			recs := segments(t, dir)
-			if len(recs) != 1 {
-				t.Fatalf("%d segments written, want 1", len(recs))
-			}
-			for p := range recs {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, tc.damage(b), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			rewriteTheSegment(t, dir, tc.damage)
 			if r := get(t, tr, srv.URL); r.status != cache.Miss || r.body != body {
 				t.Fatalf("read of the damaged record = %q %q, want a miss with the origin's body", r.status, r.body)
 			}
@@ -119,33 +125,10 @@ func testDiskCorruption(t *testing.T, body string) {
 func TestDiskRecordOfAnotherKeyIsNotServed(t *testing.T) {
 	dir := t.TempDir()
 	s := newDisk(t, dir, 0)
-	put := func(key, body string) {
-		w, err := s.Put(key, &cache.Entry{Status: 200, Header: http.Header{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(w, body)
-		if err := w.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("GET http://a.example/", "a")
-	put("GET http://b.example/", "b")
+	putBody(t, s, "GET http://a.example/", "a")
+	putBody(t, s, "GET http://b.example/", "b")
 	// Both records are in one segment, a's then b's, of the same length: put a's where b's was.
-	recs := segments(t, dir)
-	if len(recs) != 1 {
-		t.Fatalf("%d segments written, want 1", len(recs))
-	}
-	for p := range recs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		copy(b[len(b)/2:], b[:len(b)/2])
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rewriteTheSegment(t, dir, func(b []byte) []byte { copy(b[len(b)/2:], b[:len(b)/2]); return b })
 	if _, _, err := s.Get("GET http://b.example/"); !errors.Is(err, cache.ErrCorrupt) {
 		t.Errorf("Get of a record moved from another key: %v, want ErrCorrupt", err)
 	}
