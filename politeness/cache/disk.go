@@ -27,9 +27,10 @@ const DefaultDiskBytes = 1 << 30
 // costs one write to a file already open instead of a new file (creating a file costs a file
 // system far more than appending to one: 100–300 µs of CPU against 5 µs for an 8 KB page on the
 // development machine). A process that opens the store goes on with the newest segment that has
-// room and that no running process writes (a lock on the file says which are written; the system
-// releases it when the writer exits), so runs one after another share a file; one that finds none
-// free starts its own. A segment holds up to 64 MiB (a sixteenth of the limit below that).
+// room, that ends with a whole record and that no running process writes (a lock on the file says
+// which are written; the system releases it when the writer exits), so runs one after another
+// share a file; one that finds none free starts its own. A segment holds a sixteenth of the size limit (64 MiB by default), so a
+// process keeps a few dozen files open at most.
 //
 // Each process keeps an index in memory of the newest record of every key (about 100 bytes a
 // record: some 14 MB for a full 1 GiB of 8 KB pages), built when the store is opened by reading
@@ -51,7 +52,9 @@ const DefaultDiskBytes = 1 << 30
 // ([ErrTooLarge]). The size limit is enforced by each process: when its running total passes the
 // limit it removes whole segments, least recently written first, until the directory is under
 // 90 % of the limit. A deletion is a record too, so a key deleted by one process is deleted in
-// all.
+// all; eviction writes a deletion again when it removes it while another segment may still hold
+// an older record of its key. (An older record of a key whose newest record was evicted may be
+// served again, judged by its own age like any stored response.)
 //
 // A 304's new metadata rewrites the record, body copied ([UpdateEntry]).
 //
@@ -107,9 +110,6 @@ const (
 	// wholeRecordBytes is the size up to which Get reads a record in one go and serves its body
 	// from memory; a larger body is checked in one pass and then streamed from the file.
 	wholeRecordBytes = 256 << 10
-	// maxSegmentBytes bounds a segment (a sixteenth of the limit below that), so that eviction
-	// removes a small part of the directory at a time.
-	maxSegmentBytes = 64 << 20
 	// refreshEvery is how often, at most, a Get looks for records other processes appended.
 	refreshEvery = 200 * time.Millisecond
 )
@@ -131,7 +131,7 @@ func NewDiskStore(dir string, o DiskOptions) (*DiskStore, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &DiskStore{dir: root, tmp: tmp, maxBytes: o.MaxBytes, maxBody: o.MaxBytes / 8,
-		segCap: min(o.MaxBytes/16, maxSegmentBytes), log: o.Logger, now: time.Now, tmpMaxAge: time.Hour,
+		segCap: max(o.MaxBytes/16, 1), log: o.Logger, now: time.Now, tmpMaxAge: time.Hour,
 		index: map[keyHash]slot{}, segs: map[string]*segment{}, byID: map[uint32]*segment{}}
 	for _, old := range oldLayouts {
 		// Records of an older layout are never found again; without this they would hold their
@@ -430,25 +430,31 @@ func (w *diskWriter) release() {
 	}
 }
 
-// append writes rec (a record whose head h describes, time still to be given) at the end of this
-// process's segment and indexes it.
+// append writes rec (a record whose head h describes) at the end of this process's segment and
+// indexes it. The record's time is given here, unless h carries one (a deletion carried forward by
+// evict keeps the time of the record it stands for).
 func (s *DiskStore) append(key string, rec []byte, h recordHead) error {
+	k := hashKey(key)
 	s.writeMu.Lock()
-	h.written = s.stamp()
+	if h.written == 0 {
+		h.written = s.stamp(k)
+	}
 	finishRecord(rec, h)
 	seg, err := s.segmentFor(int64(len(rec)))
 	if err == nil {
-		_, err = s.activeFile.WriteAt(rec, s.activeOff)
+		if _, err = s.activeFile.WriteAt(rec, s.activeOff); err != nil {
+			// Part of the record may have landed: nothing more goes after it.
+			s.seal()
+		}
 	}
 	if err != nil {
 		s.writeMu.Unlock()
-		// Nothing is indexed; the next record is written over whatever part of this one landed.
 		return fmt.Errorf("cache: writing %s: %w", key, err)
 	}
 	off := s.activeOff
 	s.activeOff += int64(len(rec))
 	s.writeMu.Unlock()
-	s.indexRecord(hashKey(key), slot{seg: seg.id, off: off, size: int64(len(rec)), written: h.written, deleted: h.deleted})
+	s.indexRecord(k, slot{seg: seg.id, off: off, size: int64(len(rec)), written: h.written, deleted: h.deleted})
 	s.grow(int64(len(rec)))
 	return nil
 }
@@ -457,23 +463,35 @@ func (s *DiskStore) append(key string, rec []byte, h recordHead) error {
 // head's room, the key and the metadata): copied to the end of this process's segment, or, when
 // it would take more than a quarter of a segment, made a segment of its own.
 func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordHead) error {
-	defer os.Remove(f.Name()) // fails harmlessly once the file became a segment
-	defer f.Close()
+	k := hashKey(key)
 	s.writeMu.Lock()
-	h.written = s.stamp()
+	h.written = s.stamp(k)
+	s.writeMu.Unlock()
 	finishRecord(head, h)
-	_, err := f.WriteAt(head[:headLen], 0)
-	if err != nil {
-		s.writeMu.Unlock()
+	if _, err := f.WriteAt(head[:headLen], 0); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return fmt.Errorf("cache: writing %s: %w", key, err)
 	}
 	if h.size() > s.segCap/4 {
-		s.writeMu.Unlock()
-		return s.placeSpilled(key, f, h)
+		seg, err := s.place(f, f.Name(), s.segmentName())
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return fmt.Errorf("cache: writing %s: %w", key, err)
+		}
+		s.indexRecord(k, slot{seg: seg.id, off: 0, size: h.size(), written: h.written})
+		s.grow(h.size())
+		return nil
 	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	s.writeMu.Lock()
 	seg, err := s.segmentFor(h.size())
 	if err == nil {
-		err = copyAt(s.activeFile, s.activeOff, f, h.size())
+		if err = copyAt(s.activeFile, s.activeOff, f, h.size()); err != nil {
+			s.seal()
+		}
 	}
 	if err != nil {
 		s.writeMu.Unlock()
@@ -482,7 +500,7 @@ func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordH
 	off := s.activeOff
 	s.activeOff += h.size()
 	s.writeMu.Unlock()
-	s.indexRecord(hashKey(key), slot{seg: seg.id, off: off, size: h.size(), written: h.written})
+	s.indexRecord(k, slot{seg: seg.id, off: off, size: h.size(), written: h.written})
 	s.grow(h.size())
 	return nil
 }
@@ -503,26 +521,14 @@ func copyAt(dst *os.File, off int64, src *os.File, n int64) error {
 	return err
 }
 
-// placeSpilled makes the temporary file f, which holds the whole record h, a segment of its own
-// and indexes the record.
-func (s *DiskStore) placeSpilled(key string, f *os.File, h recordHead) error {
-	name := s.segmentName()
-	if err := renameFile(f.Name(), filepath.Join(s.dir, name)); err != nil {
-		return fmt.Errorf("cache: writing %s: %w", key, err)
-	}
-	seg, err := s.openSegment(name, os.O_RDONLY, true, h.size())
-	if err != nil {
-		return fmt.Errorf("cache: reopening %s: %w", name, err)
-	}
-	s.indexRecord(hashKey(key), slot{seg: seg.id, off: 0, size: h.size(), written: h.written})
-	s.grow(h.size())
-	return nil
-}
-
-// stamp returns the time of a record being written: now, but after every earlier record of this
-// process even if the wall clock stepped back. The caller holds writeMu.
-func (s *DiskStore) stamp() int64 {
-	t := max(s.now().UnixNano(), s.lastWritten+1)
+// stamp returns the time of a record of key k being written: now, but after every earlier record
+// of this process even if the wall clock stepped back, and after the newest record of k known
+// (another process's clock may run ahead). The caller holds writeMu.
+func (s *DiskStore) stamp(k keyHash) int64 {
+	s.mu.RLock()
+	cur := s.index[k]
+	s.mu.RUnlock()
+	t := max(s.now().UnixNano(), s.lastWritten+1, cur.written+1)
 	s.lastWritten = t
 	return t
 }

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,11 +27,17 @@ type segment struct {
 	name string
 	f    *os.File
 	fi   os.FileInfo // the file as it was opened, to notice it was removed or replaced
-	// own: this process wrote it, and indexed its records as it wrote them.
-	own bool
+	// placing: registered under its name, not yet renamed into the directory; a refresh leaves
+	// it alone until then.
+	placing atomic.Bool
 	// scanned is the offset up to which a refresh indexed records, where the next one reads on
-	// (guarded by scanMu); a segment this process created is not read back.
+	// (guarded by scanMu). The segment this process appends to is not read back until it is
+	// sealed.
 	scanned int64
+	// minWritten is the time of the oldest record other than a deletion indexed from it (guarded
+	// by mu): while a segment may hold a record older than a deletion, the deletion is kept
+	// (see carryDeletions).
+	minWritten int64
 }
 
 // slot is where the newest known record of a key lies. It holds no pointer, so that the garbage
@@ -94,27 +102,60 @@ func (s *DiskStore) indexRecord(h keyHash, sl slot) {
 	if cur, ok := s.index[h]; !ok || s.newer(sl, cur) {
 		s.index[h] = sl
 	}
+	if seg := s.byID[sl.seg]; seg != nil && !sl.deleted {
+		seg.minWritten = min(seg.minWritten, sl.written)
+	}
 	s.mu.Unlock()
 }
 
-// openSegment opens the segment file name with flag and registers it; own and scanned are the
-// segment's fields (set before a refresh can see it).
-func (s *DiskStore) openSegment(name string, flag int, own bool, scanned int64) (*segment, error) {
-	f, err := openFile(filepath.Join(s.dir, name), flag, 0o644)
+// openSegment opens the segment file name (read only) and registers it, or returns the segment
+// already registered under that name.
+func (s *DiskStore) openSegment(name string) (*segment, error) {
+	f, err := openFile(filepath.Join(s.dir, name), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
+	return s.register(name, f)
+}
+
+// register makes f the segment name, unless a segment of that name is registered already (then
+// f is closed and that one returned).
+func (s *DiskStore) register(name string, f *os.File) (*segment, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seg, ok := s.segs[name]; ok {
+		f.Close()
+		return seg, nil
+	}
 	s.lastID++
-	seg := &segment{id: s.lastID, name: name, f: f, fi: fi, own: own, scanned: scanned}
+	seg := &segment{id: s.lastID, name: name, f: f, fi: fi, minWritten: math.MaxInt64}
 	s.segs[name] = seg
 	s.byID[seg.id] = seg
-	s.mu.Unlock()
+	return seg, nil
+}
+
+// place registers the file f (at path, outside the directory) as the new segment name and then
+// renames it into place, so that a refresh never opens it a second time in between. When the
+// rename fails, f is left open for the caller to close.
+func (s *DiskStore) place(f *os.File, path, name string) (*segment, error) {
+	seg, err := s.register(name, f)
+	if err != nil {
+		return nil, err
+	}
+	seg.placing.Store(true)
+	if err := renameFile(path, filepath.Join(s.dir, name)); err != nil {
+		s.mu.Lock()
+		delete(s.segs, name)
+		delete(s.byID, seg.id)
+		s.mu.Unlock()
+		return nil, err
+	}
+	seg.placing.Store(false)
 	return seg, nil
 }
 
@@ -133,38 +174,35 @@ func (s *DiskStore) segmentFor(n int64) (*segment, error) {
 }
 
 // startSegment creates a segment for this process to append to. It is created under the
-// temporary directory and locked before it is renamed into place, so no other process ever takes
-// it for an idle one (see resumeIdleSegment). The caller holds writeMu.
+// temporary directory and locked before it is placed, so no other process ever takes it for an
+// idle one (see resumeIdleSegment). The caller holds writeMu.
 func (s *DiskStore) startSegment() error {
-	f, err := createTemp(s.tmp)
+	w, err := createTemp(s.tmp)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Someone removed the directory: create it again, once.
 		if err = os.MkdirAll(s.tmp, 0o755); err == nil {
-			f, err = createTemp(s.tmp)
+			w, err = createTemp(s.tmp)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	name := s.segmentName()
-	err = lockFile(f)
-	if errors.Is(err, errors.ErrUnsupported) {
-		err = nil // no locks here, and no process resumes another's segment
-	}
-	if err == nil {
-		err = renameFile(f.Name(), filepath.Join(s.dir, name))
-	}
+	// Without a lock (a system or file system without flock) the segment is still this
+	// process's: no process resumes a segment it cannot lock.
+	_ = lockFile(w)
+	r, err := openFile(w.Name(), os.O_RDONLY, 0)
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		w.Close()
+		os.Remove(w.Name())
 		return err
 	}
-	seg, err := s.openSegment(name, os.O_RDONLY, true, 0)
+	seg, err := s.place(r, w.Name(), s.segmentName())
 	if err != nil {
-		f.Close()
+		w.Close()
+		os.Remove(w.Name())
 		return err
 	}
-	s.active, s.activeFile, s.activeOff = seg, f, 0
+	s.active, s.activeFile, s.activeOff = seg, w, 0
 	return nil
 }
 
@@ -185,7 +223,7 @@ func (s *DiskStore) resumeIdleSegment() {
 	segs := s.segments()
 	slices.SortFunc(segs, func(a, b *segment) int { return strings.Compare(b.name, a.name) })
 	for _, seg := range segs {
-		if seg.scanned > s.segCap/2 {
+		if seg.scanned > s.segCap/2 || seg.placing.Load() {
 			continue
 		}
 		f, err := openFile(filepath.Join(s.dir, seg.name), os.O_RDWR, 0)
@@ -197,10 +235,16 @@ func (s *DiskStore) resumeIdleSegment() {
 			f.Close()
 			continue
 		}
-		// Records its last writer added after the first refresh read it; then appends go after
-		// the last whole record (over what a writer that died left cut short).
-		if fi, err := f.Stat(); err == nil {
+		// Records its last writer added after the first refresh read it. A segment must end with
+		// a whole record: writing over what a writer that died left cut short could make its
+		// remains, read after the new record, look like records.
+		fi, err = f.Stat()
+		if err == nil {
 			s.scan(seg, fi.Size())
+		}
+		if err != nil || seg.scanned != fi.Size() {
+			f.Close()
+			continue
 		}
 		s.writeMu.Lock()
 		s.active, s.activeFile, s.activeOff = seg, f, seg.scanned
@@ -231,20 +275,28 @@ func (s *DiskStore) refresh() {
 		if known || !isSegmentName(name) {
 			continue
 		}
-		if _, err := s.openSegment(name, os.O_RDONLY, false, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.openSegment(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("cache: opening a segment failed; its records stay unseen", "segment", name, "err", err)
 		}
 	}
+	s.writeMu.Lock()
+	active := s.active
+	s.writeMu.Unlock()
 	var total int64
 	var gone []*segment
 	for _, seg := range s.segments() {
+		if seg.placing.Load() {
+			continue
+		}
 		fi, err := os.Stat(filepath.Join(s.dir, seg.name))
 		if err != nil || !os.SameFile(fi, seg.fi) {
 			gone = append(gone, seg)
 			continue
 		}
 		total += fi.Size()
-		if !seg.own && fi.Size() > seg.scanned {
+		// This process's own records were indexed as they were written; the segment it appends
+		// to is read once it is sealed, for what another process may add after resuming it.
+		if seg != active && fi.Size() > seg.scanned {
 			s.scan(seg, fi.Size())
 		}
 	}
@@ -342,16 +394,21 @@ func (s *DiskStore) evict() {
 	}
 	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
 	target := s.maxBytes / 10 * 9
-	var gone []*segment
+	var removed []string
 	for _, f := range files {
 		if total <= target {
 			break
 		}
-		// A segment another process removed first counts as removed too.
-		_ = os.Remove(filepath.Join(s.dir, f.name))
+		removed = append(removed, f.name)
 		total -= f.size
+	}
+	s.carryDeletions(removed)
+	var gone []*segment
+	for _, name := range removed {
+		// A segment another process removed first counts as removed too.
+		_ = os.Remove(filepath.Join(s.dir, name))
 		s.mu.RLock()
-		seg := s.segs[f.name]
+		seg := s.segs[name]
 		s.mu.RUnlock()
 		if seg != nil {
 			gone = append(gone, seg)
@@ -360,4 +417,61 @@ func (s *DiskStore) evict() {
 	s.forget(gone)
 	s.used.Store(total)
 	s.removeOldTemporaries()
+}
+
+// carryDeletions writes again, at the end of this process's segment and with their own times,
+// the deletions that the segments about to be removed hold and that another segment may hold an
+// older record of: removing them would bring back what they deleted. A deletion that no
+// remaining segment could contradict goes with its segment.
+func (s *DiskStore) carryDeletions(names []string) {
+	s.mu.RLock()
+	leaving := map[uint32]*segment{}
+	for _, name := range names {
+		if seg := s.segs[name]; seg != nil {
+			leaving[seg.id] = seg
+		}
+	}
+	oldestLeft := int64(math.MaxInt64)
+	for _, seg := range s.segs {
+		if leaving[seg.id] == nil {
+			oldestLeft = min(oldestLeft, seg.minWritten)
+		}
+	}
+	var carry []slot
+	for _, sl := range s.index {
+		if sl.deleted && leaving[sl.seg] != nil && sl.written > oldestLeft {
+			carry = append(carry, sl)
+		}
+	}
+	s.mu.RUnlock()
+	for _, sl := range carry {
+		key, err := readKey(leaving[sl.seg].f, sl.off)
+		if err != nil {
+			continue // damaged: it can be carried no more than read
+		}
+		rec := startRecord(nil, key, nil)
+		_ = s.append(key, rec, recordHead{deleted: true, keyLen: len(key), written: sl.written,
+			metaCRC: crc32c(nil), bodyCRC: crc32c(nil)})
+	}
+}
+
+// readKey reads the key of the record at off in f, checking its head.
+func readKey(f *os.File, off int64) (string, error) {
+	head := make([]byte, headLen)
+	if _, err := f.ReadAt(head, off); err != nil {
+		return "", err
+	}
+	h, _, _, err := parseHead(head)
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, headLen+h.keyLen)
+	if _, err := f.ReadAt(b, off); err != nil {
+		return "", err
+	}
+	_, key, ok, err := parseHead(b)
+	if err != nil || !ok {
+		return "", fmt.Errorf("%w: key unreadable", ErrCorrupt)
+	}
+	return string(key), nil
 }

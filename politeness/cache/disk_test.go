@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -534,5 +536,167 @@ func TestDiskSegmentRemovedByAnotherProcess(t *testing.T) {
 	c.Advance(cache.RefreshEvery)
 	if got, err := bodyOf(one, "again"); got != "stored after its segment was removed" {
 		t.Errorf("one reads %q, %v", got, err)
+	}
+}
+
+// segmentFiles lists the names of the segment files under dir.
+func segmentFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	for p := range segments(t, dir) {
+		names = append(names, filepath.Base(p))
+	}
+	return names
+}
+
+// TestDiskDeletionOutlivesTheSegmentItIsIn: a deletion whose segment is evicted while an older
+// record of its key survives in another segment is written again, so the key stays deleted for
+// every process that opens the directory later.
+func TestDiskDeletionOutlivesTheSegmentItIsIn(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 256 << 10 // 16 KiB segments
+	c := newClock()
+	a := newDisk(t, dir, limit)
+	cache.SetDiskClock(a, c.Now)
+	putBody(t, a, "K", "old response")
+	older := segmentFiles(t, dir)
+
+	b := newDisk(t, dir, limit) // a still writes its segment, so b starts its own
+	if err := b.Delete("K"); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	for _, name := range segmentFiles(t, dir) {
+		when := time.Now().Add(-2 * time.Hour) // the deletion's segment is the least recently written
+		if slices.Contains(older, name) {
+			when = time.Now().Add(time.Hour) // the old record's, the most
+		}
+		if err := os.Chtimes(filepath.Join(dir, "v3", name), when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Advance(cache.RefreshEvery)
+	if _, err := bodyOf(a, "K"); !errors.Is(err, cache.ErrNotFound) {
+		t.Fatalf("before eviction: %v, want ErrNotFound", err)
+	}
+	for i := range 10 { // 300 KB: past the limit, so segments are evicted
+		putBody(t, a, fmt.Sprintf("filler %d", i), strings.Repeat("f", 30<<10))
+	}
+	if slices.Contains(segmentFiles(t, dir), older[0]) == false {
+		t.Fatal("the old record's segment was evicted: the test proves nothing")
+	}
+	if _, err := bodyOf(newDisk(t, dir, limit), "K"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("a store opened after the eviction: %v, want ErrNotFound (the deleted record came back)", err)
+	}
+}
+
+// TestDiskResumedSegmentIsReadByItsWriter: a segment this process wrote and no longer appends to
+// (here a large body's own segment) may be resumed by another process; this process reads what
+// that one appends there.
+func TestDiskResumedSegmentIsReadByItsWriter(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 16 << 20 // 1 MiB segments: a 300 KB body gets a segment of its own
+	c := newClock()
+	a := newDisk(t, dir, limit)
+	cache.SetDiskClock(a, c.Now)
+	putBody(t, a, "big", strings.Repeat("z", 300<<10))
+	b := newDisk(t, dir, limit)
+	putBody(t, b, "k", "from b")
+	if err := b.Delete("big"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segmentFiles(t, dir)); n != 1 {
+		t.Fatalf("%d segment files: b did not resume a's (the test proves nothing)", n)
+	}
+	c.Advance(cache.RefreshEvery)
+	if got, err := bodyOf(a, "k"); got != "from b" {
+		t.Errorf("a reads %q, %v; want b's record", got, err)
+	}
+	if _, err := bodyOf(a, "big"); !errors.Is(err, cache.ErrNotFound) {
+		t.Errorf("a still serves a key b deleted: %v", err)
+	}
+}
+
+// TestDiskSegmentCutShortIsNotResumed: a segment whose last record a dying writer left cut short
+// is not written to again (its remains, read after a new record, could pass for records); the
+// next process starts its own, and every record stays readable.
+func TestDiskSegmentCutShortIsNotResumed(t *testing.T) {
+	dir := t.TempDir()
+	a := newDisk(t, dir, 0)
+	putBody(t, a, "k1", "whole")
+	putBody(t, a, "k2", strings.Repeat("c", 4096))
+	a.Close()
+	for p, size := range segments(t, dir) {
+		if err := os.Truncate(p, size-100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newDisk(t, dir, 0)
+	putBody(t, b, "k3", "after the crash")
+	if n := len(segmentFiles(t, dir)); n != 2 {
+		t.Errorf("%d segment files, want 2: the cut segment was resumed", n)
+	}
+	c := newDisk(t, dir, 0)
+	for key, want := range map[string]string{"k1": "whole", "k3": "after the crash"} {
+		if got, err := bodyOf(c, key); got != want {
+			t.Errorf("%s: %q, %v", key, got, err)
+		}
+	}
+}
+
+// TestDiskClosesEverySegmentItOpened: segments created while a refresh runs alongside are opened
+// once, and Close leaves no file of the directory open.
+func TestDiskClosesEverySegmentItOpened(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd")
+	}
+	dir := t.TempDir()
+	s := newDisk(t, dir, 16<<20) // 1 MiB segments: 300 KB bodies get their own
+	var ticks atomic.Int64
+	base := time.Now()
+	cache.SetDiskClock(s, func() time.Time { // every Get refreshes
+		return base.Add(time.Duration(ticks.Add(1)) * cache.RefreshEvery)
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2000 {
+			bodyOf(s, "big 0")
+		}
+	}()
+	for i := range 60 {
+		putBody(t, s, fmt.Sprintf("big %d", i), strings.Repeat("x", 300<<10))
+		putBody(t, s, fmt.Sprintf("small %d", i), strings.Repeat("y", 100<<10))
+	}
+	<-done
+	s.Close()
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(target, dir) {
+			t.Errorf("still open after Close: %s", target)
+		}
+	}
+}
+
+// TestDiskLaterWriteWinsOverAClockAhead: a record written after another process's record of the
+// same key wins, even when that process's clock runs an hour ahead.
+func TestDiskLaterWriteWinsOverAClockAhead(t *testing.T) {
+	dir := t.TempDir()
+	ahead, behind := newClock(), newClock()
+	ahead.Advance(time.Hour)
+	a, b := newDisk(t, dir, 0), newDisk(t, dir, 0)
+	cache.SetDiskClock(a, ahead.Now)
+	cache.SetDiskClock(b, behind.Now)
+	putBody(t, a, "k", "first, from the clock ahead")
+	behind.Advance(cache.RefreshEvery)
+	if got, err := bodyOf(b, "k"); got != "first, from the clock ahead" {
+		t.Fatalf("b reads %q, %v", got, err)
+	}
+	putBody(t, b, "k", "second")
+	ahead.Advance(cache.RefreshEvery)
+	for name, s := range map[string]*cache.DiskStore{"a": a, "b": b} {
+		if got, err := bodyOf(s, "k"); got != "second" {
+			t.Errorf("%s reads %q, %v; want the record written last", name, got, err)
+		}
 	}
 }
