@@ -528,9 +528,9 @@ func (s *DiskStore) stamp(k keyHash) int64 {
 	s.mu.RLock()
 	cur := s.index[k]
 	s.mu.RUnlock()
-	t := max(s.now().UnixNano(), s.lastWritten+1, cur.written+1)
-	s.lastWritten = t
-	return t
+	t := max(s.now().UnixNano(), s.lastWritten+1)
+	s.lastWritten = t // not the key's time: a clock ahead elsewhere must not move this one
+	return max(t, cur.written+1)
 }
 
 // grow counts n more bytes in the directory and evicts when the limit is passed.

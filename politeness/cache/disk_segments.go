@@ -52,10 +52,16 @@ type slot struct {
 
 // newer reports whether a is a later record of its key than b: written later, or at the same
 // nanosecond in a segment whose name sorts later, or later in the same segment. Every process
-// orders two records the same way. The caller holds mu.
+// orders two records the same way (but for two deletions of one time, which are alike). The
+// caller holds mu.
 func (s *DiskStore) newer(a, b slot) bool {
 	if a.written != b.written {
 		return a.written > b.written
+	}
+	if a.deleted && b.deleted {
+		// Two deletions of one time: a deletion carried forward by evict and the one it copies.
+		// The copy is the one that stays, and either says the same.
+		return true
 	}
 	if a.seg != b.seg {
 		sa, sb := s.byID[a.seg], s.byID[b.seg]
@@ -115,12 +121,12 @@ func (s *DiskStore) openSegment(name string) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.register(name, f)
+	return s.register(name, f, false)
 }
 
 // register makes f the segment name, unless a segment of that name is registered already (then
-// f is closed and that one returned).
-func (s *DiskStore) register(name string, f *os.File) (*segment, error) {
+// f is closed and that one returned). placing marks a segment not yet renamed into place.
+func (s *DiskStore) register(name string, f *os.File, placing bool) (*segment, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -134,6 +140,7 @@ func (s *DiskStore) register(name string, f *os.File) (*segment, error) {
 	}
 	s.lastID++
 	seg := &segment{id: s.lastID, name: name, f: f, fi: fi, minWritten: math.MaxInt64}
+	seg.placing.Store(placing)
 	s.segs[name] = seg
 	s.byID[seg.id] = seg
 	return seg, nil
@@ -143,11 +150,10 @@ func (s *DiskStore) register(name string, f *os.File) (*segment, error) {
 // renames it into place, so that a refresh never opens it a second time in between. When the
 // rename fails, f is left open for the caller to close.
 func (s *DiskStore) place(f *os.File, path, name string) (*segment, error) {
-	seg, err := s.register(name, f)
+	seg, err := s.register(name, f, true)
 	if err != nil {
 		return nil, err
 	}
-	seg.placing.Store(true)
 	if err := renameFile(path, filepath.Join(s.dir, name)); err != nil {
 		s.mu.Lock()
 		delete(s.segs, name)
@@ -261,6 +267,11 @@ func (s *DiskStore) refresh() {
 		return // another goroutine is refreshing
 	}
 	defer s.scanMu.Unlock()
+	s.refreshLocked()
+}
+
+// refreshLocked is refresh, for a caller holding scanMu.
+func (s *DiskStore) refreshLocked() {
 	s.nextScan.Store(s.now().Add(refreshEvery).UnixNano())
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -375,6 +386,10 @@ func (s *DiskStore) evict() {
 		return // another goroutine of this process is already evicting
 	}
 	defer s.evictMu.Unlock()
+	// Every segment read to its end first, so that the deletions of those removed can be carried.
+	s.scanMu.Lock()
+	s.refreshLocked()
+	s.scanMu.Unlock()
 	type file struct {
 		name string
 		size int64
@@ -402,6 +417,11 @@ func (s *DiskStore) evict() {
 		removed = append(removed, f.name)
 		total -= f.size
 	}
+	s.writeMu.Lock()
+	if s.active != nil && slices.Contains(removed, s.active.name) {
+		s.seal() // carried deletions must not go into a segment about to be removed
+	}
+	s.writeMu.Unlock()
 	s.carryDeletions(removed)
 	var gone []*segment
 	for _, name := range removed {

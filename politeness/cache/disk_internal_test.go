@@ -1,0 +1,261 @@
+package cache
+
+// Eviction and placement cases that need the store's insides: which segment a process appends
+// to, a limit changed between two evictions, a refresh running alongside writes.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var evictBase = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func openAt(t *testing.T, dir string, limit int64, at time.Duration) *DiskStore {
+	t.Helper()
+	s, err := NewDiskStore(dir, DiskOptions{MaxBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := evictBase.Add(at)
+	s.now = func() time.Time { return tm }
+	s.nextScan.Store(0)
+	return s
+}
+
+func store(t *testing.T, s *DiskStore, key, body string) {
+	t.Helper()
+	w, err := s.Put(key, &Entry{Key: key, Status: 200, Header: map[string][]string{}, Size: int64(len(body))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(w, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(s *DiskStore, key string) (string, error) {
+	_, r, err := s.Get(key)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	return string(b), err
+}
+
+func activeName(s *DiskStore) string {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.active == nil {
+		return ""
+	}
+	return s.active.name
+}
+
+func setWritten(t *testing.T, dir, name string, d time.Duration) {
+	t.Helper()
+	when := time.Now().Add(d)
+	if err := os.Chtimes(filepath.Join(dir, "v3", name), when, when); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func segmentSize(t *testing.T, dir, name string) int64 {
+	fi, err := os.Stat(filepath.Join(dir, "v3", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func directorySize(t *testing.T, dir string) int64 {
+	es, _ := os.ReadDir(filepath.Join(dir, "v3"))
+	var n int64
+	for _, e := range es {
+		if isSegmentName(e.Name()) {
+			fi, _ := e.Info()
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// evictBytes makes s evict once, with a limit that removes victim bytes' worth of the least
+// recently written segments.
+func evictBytes(t *testing.T, s *DiskStore, dir string, victim int64) {
+	total := directorySize(t, dir)
+	s.maxBytes = (total-victim)*10/9 + 10
+	if s.maxBytes/10*9 >= total {
+		t.Fatal("bad limit")
+	}
+	s.evict()
+}
+
+// A deletion carried forward by eviction replaces the original in the index even when the
+// segment it goes to sorts before the original's, so that a later eviction carries it again.
+func TestCarriedDeletionStaysIndexed(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 256 << 10
+	b := openAt(t, dir, limit, 1000*time.Second)
+	store(t, b, "K", "old response") // S1, locked by b
+	s1 := activeName(b)
+	a := openAt(t, dir, limit, 500*time.Second)
+	store(t, a, "F", "filler") // SA, named at 500 s < S1
+	sa := activeName(a)
+	c := openAt(t, dir, limit, 2000*time.Second)
+	if err := c.Delete("K"); err != nil { // L named at 2000 s
+		t.Fatal(err)
+	}
+	l := activeName(c)
+	c.Close()
+	a.nextScan.Store(0)
+	if _, err := read(a, "K"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("before: %v", err)
+	}
+	setWritten(t, dir, l, -2*time.Hour)
+	setWritten(t, dir, sa, time.Hour)
+	setWritten(t, dir, s1, 2*time.Hour)
+	evictBytes(t, a, dir, segmentSize(t, dir, l))
+	a.maxBytes = 1 << 40
+	a.mu.RLock()
+	sl, ok := a.index[hashKey("K")]
+	a.mu.RUnlock()
+	if !ok || !sl.deleted {
+		t.Errorf("after the deletion's segment was evicted, a's index holds %+v (present %v) for K, want the carried deletion", sl, ok)
+	}
+	// Now SA (holding the carried deletion) ages out, S1 still there.
+	a.maxBytes = 1 << 40
+	a.writeMu.Lock()
+	a.seal()
+	a.writeMu.Unlock()
+	store(t, a, "G", "filler2")
+	setWritten(t, dir, sa, -3*time.Hour)
+	setWritten(t, dir, activeName(a), time.Hour)
+	evictBytes(t, a, dir, segmentSize(t, dir, sa))
+	b.Close()
+	e := openAt(t, dir, limit, 3000*time.Second)
+	if body, err := read(e, "K"); err == nil {
+		t.Errorf("resurrected: K = %q after its carried deletion was evicted uncarried", body)
+	}
+}
+
+// Deletions are carried into a new segment when the one this process appends to is among the
+// segments removed.
+func TestDeletionsAreNotCarriedIntoASegmentBeingRemoved(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 4 << 20 // 256 KiB segments, bodies > 64 KiB spilled past 256 KiB go to own segments
+	b := openAt(t, dir, limit, 1000*time.Second)
+	store(t, b, "K", "old response") // S1
+	s1 := activeName(b)
+	a := openAt(t, dir, limit, 2000*time.Second)
+	if err := a.Delete("K"); err != nil { // SA: a's active
+		t.Fatal(err)
+	}
+	sa := activeName(a)
+	setWritten(t, dir, s1, 2*time.Hour)
+	setWritten(t, dir, sa, -2*time.Hour) // a has since stored only large bodies
+	big := strings.Repeat("x", 300<<10)
+	for i := range 14 {
+		store(t, a, fmt.Sprintf("big %d", i), big) // each its own segment; eventually evicts
+	}
+	if _, err := os.Stat(filepath.Join(dir, "v3", sa)); err == nil {
+		t.Fatal("the deleting process's segment was not evicted: the test proves nothing")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "v3", s1)); err != nil {
+		t.Fatal("the old record's segment was evicted: the test proves nothing")
+	}
+	b.Close()
+	e := openAt(t, dir, limit, 3000*time.Second)
+	if body, err := read(e, "K"); err == nil {
+		t.Errorf("resurrected: K = %q (deletion carried into the active segment that was then removed)", body)
+	}
+}
+
+// A process that has not read the directory for a while reads it before it evicts, so the
+// deletions of another process's segment are carried.
+func TestEvictionReadsEverySegmentBeforeRemovingAny(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 256 << 10
+	a := openAt(t, dir, limit, 500*time.Second)
+	b := openAt(t, dir, limit, 1000*time.Second)
+	store(t, b, "K", "old response")
+	s1 := activeName(b)
+	c := openAt(t, dir, limit, 2000*time.Second)
+	c.Delete("K")
+	l := activeName(c)
+	c.Close()
+	store(t, a, "F", "filler") // a writes, never reads
+	setWritten(t, dir, l, -2*time.Hour)
+	setWritten(t, dir, s1, 2*time.Hour)
+	a.nextScan.Store(1 << 62)
+	evictBytes(t, a, dir, segmentSize(t, dir, l))
+	if _, err := os.Stat(filepath.Join(dir, "v3", l)); err == nil {
+		t.Fatal("the deletion's segment was not evicted: the test proves nothing")
+	}
+	b.Close()
+	e := openAt(t, dir, limit, 3000*time.Second)
+	if body, err := read(e, "K"); err == nil {
+		t.Errorf("resurrected: K = %q (deletion in a segment the evicting process had not read)", body)
+	}
+}
+
+// A refresh running while segments are placed never forgets one that is not yet renamed into
+// the directory.
+func TestASegmentBeingPlacedIsNotForgotten(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewDiskStore(dir, DiskOptions{MaxBytes: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.segCap = 1 // every record starts a segment
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			s.refresh()
+		}
+	}()
+	var lost atomic.Int64
+	var ww sync.WaitGroup
+	for g := range 4 {
+		ww.Add(1)
+		go func() {
+			defer ww.Done()
+			for i := range 60 {
+				k := fmt.Sprintf("k%d-%d", g, i)
+				w, _ := s.Put(k, &Entry{Key: k, Status: 200, Size: 300 << 10})
+				w.Write(make([]byte, 300<<10))
+				if err := w.Commit(); err != nil {
+					t.Error(err)
+					return
+				}
+				s.mu.RLock()
+				sl := s.index[hashKey(k)]
+				seg := s.byID[sl.seg]
+				s.mu.RUnlock()
+				if seg == nil {
+					lost.Add(1)
+				}
+			}
+		}()
+	}
+	ww.Wait()
+	stop.Store(true)
+	wg.Wait()
+	if lost.Load() > 0 {
+		t.Errorf("%d records indexed into a segment refresh forgot while it was being placed", lost.Load())
+	}
+}
