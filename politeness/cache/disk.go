@@ -29,8 +29,8 @@ const DefaultDiskBytes = 1 << 30
 // development machine). A process that opens the store goes on with the newest segment that has
 // room, that ends with a whole record and that no running process writes (a lock on the file says
 // which are written; the system releases it when the writer exits), so runs one after another
-// share a file; one that finds none free starts its own. A segment holds a sixteenth of the size limit (64 MiB by default), so a
-// process keeps a few dozen files open at most.
+// share a file; one that finds none free starts its own. A segment holds a sixteenth of the size
+// limit (64 MiB by default), so a process keeps a few dozen files open at most.
 //
 // Each process keeps an index in memory of the newest record of every key (about 100 bytes a
 // record: some 14 MB for a full 1 GiB of 8 KB pages), built when the store is opened by reading

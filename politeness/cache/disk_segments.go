@@ -20,8 +20,8 @@ import (
 	"time"
 )
 
-// segment is one segment file: records appended one after another by the one process that
-// created it.
+// segment is one segment file: records appended one after another by one process at a time (the
+// one that created it, or one that resumed it when it was idle).
 type segment struct {
 	id   uint32 // the index's name for it
 	name string
