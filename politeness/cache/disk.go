@@ -21,6 +21,9 @@ import (
 // DefaultDiskBytes is a [DiskStore]'s size limit when none is given.
 const DefaultDiskBytes = 1 << 30
 
+// ErrClosed: a write to a [DiskStore] after its Close.
+var ErrClosed = errors.New("cache: the disk store is closed")
+
 // DiskStore is a [Store] in a directory, the default for crawls.
 //
 // Records are appended to segment files, each written by one process at a time, so storing a page
@@ -44,14 +47,15 @@ const DefaultDiskBytes = 1 << 30
 // Every record carries its lengths and CRC-32Cs, checked before any byte is served: a truncated
 // or damaged record is a miss ([ErrCorrupt]), never served, and the response stored again
 // replaces it. Records are not synced to the disk one by one; after a crash the records a process
-// was writing may be cut short, which their checks turn into misses.
+// was writing may be cut short, which their checks turn into misses. A write that fails (a full
+// disk) fails the Commit, and the segment is cut back to its last whole record.
 //
 // A body is collected in memory up to 256 KiB while it is stored; a larger one goes to a
 // temporary file, then to the end of the segment (or, above a quarter of a segment, becomes a
 // segment of its own). A body larger than an eighth of the size limit is not kept
 // ([ErrTooLarge]). The size limit is enforced by each process: when its running total passes the
-// limit it removes whole segments, least recently written first, until the directory is under
-// 90 % of the limit. A deletion is a record too, so a key deleted by one process is deleted in
+// limit it removes whole segments that no process is writing, least recently written first, until
+// the directory is under 90 % of the limit. A deletion is a record too, so a key deleted by one process is deleted in
 // all; eviction writes a deletion again when it removes it while another segment may still hold
 // an older record of its key. (An older record of a key whose newest record was evicted may be
 // served again, judged by its own age like any stored response.)
@@ -81,6 +85,7 @@ type DiskStore struct {
 	activeOff   int64    // where active's next record goes
 	lastWritten int64    // the last record time given, so this process's times increase
 
+	closed   atomic.Bool  // after Close: Get misses, writes fail
 	scanMu   sync.Mutex   // one refresh at a time
 	nextScan atomic.Int64 // Unix nanoseconds after which a Get refreshes the index
 	used     atomic.Int64 // approximate bytes in the directory
@@ -150,12 +155,15 @@ func NewDiskStore(dir string, o DiskOptions) (*DiskStore, error) {
 }
 
 // Close releases the store's files: the segment this process appended to becomes free for
-// another process to go on with. Records committed before are on disk (not synced). The store
-// must not be used after Close.
+// another process to go on with. Records committed before are on disk (not synced). After Close
+// every Get is a miss and every write fails with [ErrClosed].
 func (s *DiskStore) Close() error {
 	s.writeMu.Lock()
+	s.closed.Store(true)
 	s.seal()
 	s.writeMu.Unlock()
+	s.scanMu.Lock() // a refresh under way ends before the files close
+	defer s.scanMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, seg := range s.segs {
@@ -182,6 +190,9 @@ func dirExists(p string) bool {
 // Get implements [Store]. It verifies the whole record, including the body's checksum, before
 // returning it; a damaged record is dropped and reported as [ErrCorrupt].
 func (s *DiskStore) Get(key string) (*Entry, io.ReadCloser, error) {
+	if s.closed.Load() {
+		return nil, nil, fmt.Errorf("%w: %s (the store is closed)", ErrNotFound, key)
+	}
 	if s.now().UnixNano() >= s.nextScan.Load() {
 		s.refresh()
 	}
@@ -286,6 +297,9 @@ func (s *sectionCloser) Close() error { return s.f.Close() }
 
 // Put implements [Store].
 func (s *DiskStore) Put(key string, e *Entry) (BodyWriter, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	if e.Size > s.maxBody {
 		_ = s.Delete(key)
 		return nil, fmt.Errorf("%w: %d bytes, the disk store keeps at most %d per body (an eighth of DiskOptions.MaxBytes)",
@@ -443,8 +457,7 @@ func (s *DiskStore) append(key string, rec []byte, h recordHead) error {
 	seg, err := s.segmentFor(int64(len(rec)))
 	if err == nil {
 		if _, err = s.activeFile.WriteAt(rec, s.activeOff); err != nil {
-			// Part of the record may have landed: nothing more goes after it.
-			s.seal()
+			s.writeFailed()
 		}
 	}
 	if err != nil {
@@ -474,7 +487,11 @@ func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordH
 		return fmt.Errorf("cache: writing %s: %w", key, err)
 	}
 	if h.size() > s.segCap/4 {
-		seg, err := s.place(f, f.Name(), s.segmentName())
+		var seg *segment
+		err := ErrClosed
+		if !s.closed.Load() {
+			seg, err = s.place(f, f.Name(), s.segmentName())
+		}
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
@@ -490,7 +507,7 @@ func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordH
 	seg, err := s.segmentFor(h.size())
 	if err == nil {
 		if err = copyAt(s.activeFile, s.activeOff, f, h.size()); err != nil {
-			s.seal()
+			s.writeFailed()
 		}
 	}
 	if err != nil {

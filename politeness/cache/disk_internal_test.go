@@ -1,3 +1,5 @@
+//go:build unix
+
 package cache
 
 // Eviction and placement cases that need the store's insides: which segment a process appends
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -150,9 +153,10 @@ func TestCarriedDeletionStaysIndexed(t *testing.T) {
 	}
 }
 
-// Deletions are carried into a new segment when the one this process appends to is among the
-// segments removed.
-func TestDeletionsAreNotCarriedIntoASegmentBeingRemoved(t *testing.T) {
+// The segment a process appends to is not evicted however long ago it was written (it is
+// locked), so deletions carried forward never go into a segment being removed, and a deletion
+// written there stays.
+func TestTheSegmentAProcessWritesIsNotEvicted(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 4 << 20 // 256 KiB segments, bodies > 64 KiB spilled past 256 KiB go to own segments
 	b := openAt(t, dir, limit, 1000*time.Second)
@@ -169,8 +173,8 @@ func TestDeletionsAreNotCarriedIntoASegmentBeingRemoved(t *testing.T) {
 	for i := range 14 {
 		store(t, a, fmt.Sprintf("big %d", i), big) // each its own segment; eventually evicts
 	}
-	if _, err := os.Stat(filepath.Join(dir, "v3", sa)); err == nil {
-		t.Fatal("the deleting process's segment was not evicted: the test proves nothing")
+	if _, err := os.Stat(filepath.Join(dir, "v3", sa)); err != nil {
+		t.Errorf("the segment a process writes was evicted: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "v3", s1)); err != nil {
 		t.Fatal("the old record's segment was evicted: the test proves nothing")
@@ -178,7 +182,7 @@ func TestDeletionsAreNotCarriedIntoASegmentBeingRemoved(t *testing.T) {
 	b.Close()
 	e := openAt(t, dir, limit, 3000*time.Second)
 	if body, err := read(e, "K"); err == nil {
-		t.Errorf("resurrected: K = %q (deletion carried into the active segment that was then removed)", body)
+		t.Errorf("resurrected: K = %q", body)
 	}
 }
 
@@ -257,5 +261,170 @@ func TestASegmentBeingPlacedIsNotForgotten(t *testing.T) {
 	wg.Wait()
 	if lost.Load() > 0 {
 		t.Errorf("%d records indexed into a segment refresh forgot while it was being placed", lost.Load())
+	}
+}
+
+// countFDs is the number of files this process has open.
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("needs /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// countSegments is the number of segment files under dir.
+func countSegments(dir string) int {
+	ents, _ := os.ReadDir(filepath.Join(dir, "v3"))
+	n := 0
+	for _, e := range ents {
+		if isSegmentName(e.Name()) {
+			n++
+		}
+	}
+	return n
+}
+
+// A full disk (here the file size limit, which fails a write the same way) fails each write, but
+// the segment is cut back to its last whole record and kept: failing writes do not start a
+// segment, and open a file, each.
+func TestAFullDiskKeepsOneSegment(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir, 64<<20, 0)
+	defer s.Close()
+	store(t, s, "https://a.test/warm", "x")
+	s.writeMu.Lock()
+	s.seal() // the full disk is met by a new segment
+	s.writeMu.Unlock()
+	segsBefore, fdsBefore := countSegments(dir), countFDs(t)
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	lim := old
+	lim.Cur = 100 // a record of a few hundred bytes is cut after 100, as on a full disk
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skip(err)
+	}
+	failed := 0
+	for i := range 50 {
+		key := fmt.Sprintf("https://a.test/%d", i)
+		w, err := s.Put(key, &Entry{Status: 200, Header: map[string][]string{}, Size: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(strings.Repeat("b", 300)))
+		if w.Commit() != nil {
+			failed++
+		}
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if failed != 50 {
+		t.Fatalf("%d of 50 writes failed: the limit did not act like a full disk", failed)
+	}
+	if segs, fds := countSegments(dir)-segsBefore, countFDs(t)-fdsBefore; segs > 1 || fds > 2 {
+		t.Errorf("50 failed writes made %d segment files and opened %d files", segs, fds)
+	}
+	store(t, s, "https://a.test/after", "room again")
+	if body, err := read(s, "https://a.test/after"); body != "room again" {
+		t.Errorf("after the disk has room again: %q, %v", body, err)
+	}
+}
+
+// A segment that cannot be renamed into place (here the temporary directory is on another file
+// system) fails the write and leaves no file open.
+func TestAFailedPlacementClosesItsFiles(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "etiquette-")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer os.RemoveAll(other)
+	dir := t.TempDir()
+	s := openAt(t, dir, 64<<20, 0)
+	defer s.Close()
+	if err := os.RemoveAll(s.tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, s.tmp); err != nil {
+		t.Fatal(err)
+	}
+	before := countFDs(t)
+	for i := range 20 {
+		key := fmt.Sprintf("https://a.test/%d", i)
+		w, err := s.Put(key, &Entry{Status: 200, Header: map[string][]string{}, Size: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("b"))
+		if err := w.Commit(); !errors.Is(err, syscall.EXDEV) {
+			t.Skipf("commit: %v; the temporary directory is not on another file system here", err)
+		}
+	}
+	if leaked := countFDs(t) - before; leaked > 0 {
+		t.Errorf("20 failed placements left %d files open", leaked)
+	}
+}
+
+// A segment another process is still appending to, however long ago it was last written, is not
+// evicted: that process's records (a deletion here) stay where every process reads them.
+func TestEvictionLeavesASegmentBeingWritten(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 64 << 10 // 4 KiB segments
+	keeper := openAt(t, dir, limit, 0)
+	store(t, keeper, "https://a.test/k", "old body")
+	keeperSeg := activeName(keeper)
+	defer keeper.Close()
+
+	a := openAt(t, dir, limit, time.Minute) // a long-running, idle writer
+	defer a.Close()
+	store(t, a, "https://a.test/a0", "a")
+	aSeg := activeName(a)
+	setWritten(t, dir, aSeg, -2*time.Hour)
+	setWritten(t, dir, keeperSeg, time.Hour)
+
+	b := openAt(t, dir, limit, 2*time.Minute) // fills the directory and evicts
+	defer b.Close()
+	for i := range 40 {
+		store(t, b, fmt.Sprintf("https://b.test/%d", i), strings.Repeat("x", 2000))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "v3", aSeg)); err != nil {
+		t.Fatalf("the segment a process writes was evicted: %v", err)
+	}
+	if err := a.Delete("https://a.test/k"); err != nil { // a deletes k, without a Get first
+		t.Fatal(err)
+	}
+	c := openAt(t, dir, limit, 3*time.Minute)
+	defer c.Close()
+	if body, err := read(c, "https://a.test/k"); err == nil {
+		t.Errorf("a deleted key is served by a new process: %q", body)
+	}
+}
+
+// After Close, a Get is a miss and a write fails with ErrClosed; neither opens a file.
+func TestUseAfterCloseOpensNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir, 64<<20, 0)
+	store(t, s, "https://a.test/1", "one")
+	w, err := s.Put("https://a.test/late", &Entry{Status: 200, Header: map[string][]string{}, Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before, segsBefore := countFDs(t), countSegments(dir)
+	if _, err := read(s, "https://a.test/1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get after Close: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Put("https://a.test/2", &Entry{Status: 200, Header: map[string][]string{}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Put after Close: %v, want ErrClosed", err)
+	}
+	w.Write([]byte("late"))
+	if err := w.Commit(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Commit after Close: %v, want ErrClosed", err)
+	}
+	if n, segs := countFDs(t)-before, countSegments(dir)-segsBefore; n > 0 || segs > 0 {
+		t.Errorf("after Close: %d more files open, %d more segment files", n, segs)
 	}
 }

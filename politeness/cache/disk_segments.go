@@ -168,6 +168,9 @@ func (s *DiskStore) place(f *os.File, path, name string) (*segment, error) {
 // segmentFor returns the segment a record of n bytes is appended to, starting a new one when the
 // active one would pass the segment size. The caller holds writeMu.
 func (s *DiskStore) segmentFor(n int64) (*segment, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	if s.active != nil && s.activeOff > 0 && s.activeOff+n > s.segCap {
 		s.seal()
 	}
@@ -204,6 +207,7 @@ func (s *DiskStore) startSegment() error {
 	}
 	seg, err := s.place(r, w.Name(), s.segmentName())
 	if err != nil {
+		r.Close()
 		w.Close()
 		os.Remove(w.Name())
 		return err
@@ -218,6 +222,25 @@ func (s *DiskStore) seal() {
 		s.activeFile.Close() // releases the lock
 	}
 	s.active, s.activeFile, s.activeOff = nil, nil, 0
+}
+
+// writeFailed handles a write to the active segment that failed (a full disk, say) and may have
+// left part of a record: the segment is cut back to its last whole record and stays active, so
+// that failing writes do not start a segment each; when it cannot be cut, it is sealed (and
+// removed if it holds nothing). The caller holds writeMu.
+func (s *DiskStore) writeFailed() {
+	if s.activeFile.Truncate(s.activeOff) == nil {
+		return
+	}
+	seg, empty := s.active, s.activeOff == 0
+	s.seal()
+	if empty && os.Remove(filepath.Join(s.dir, seg.name)) == nil {
+		s.mu.Lock()
+		delete(s.segs, seg.name)
+		delete(s.byID, seg.id)
+		s.mu.Unlock()
+		seg.f.Close()
+	}
 }
 
 // resumeIdleSegment makes the newest segment with room that no process is writing this process's
@@ -236,15 +259,20 @@ func (s *DiskStore) resumeIdleSegment() {
 		if err != nil {
 			continue
 		}
-		fi, err := f.Stat()
-		if err != nil || !os.SameFile(fi, seg.fi) || lockFile(f) != nil {
+		if lockFile(f) != nil {
 			f.Close()
 			continue
 		}
+		// Locked: no process writes it, and none evicts it (eviction takes the lock too) — if it
+		// is still the file in the directory.
+		if cur, err := os.Stat(filepath.Join(s.dir, seg.name)); err != nil || !os.SameFile(cur, seg.fi) {
+			f.Close()
+			continue
+		}
+		fi, err := f.Stat()
 		// Records its last writer added after the first refresh read it. A segment must end with
 		// a whole record: writing over what a writer that died left cut short could make its
 		// remains, read after the new record, look like records.
-		fi, err = f.Stat()
 		if err == nil {
 			s.scan(seg, fi.Size())
 		}
@@ -272,6 +300,9 @@ func (s *DiskStore) refresh() {
 
 // refreshLocked is refresh, for a caller holding scanMu.
 func (s *DiskStore) refreshLocked() {
+	if s.closed.Load() {
+		return
+	}
 	s.nextScan.Store(s.now().Add(refreshEvery).UnixNano())
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -410,23 +441,39 @@ func (s *DiskStore) evict() {
 	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
 	target := s.maxBytes / 10 * 9
 	var removed []string
+	var locks []*os.File // held until the segments are removed, so that no process resumes one
+	defer func() {
+		for _, l := range locks {
+			l.Close()
+		}
+	}()
 	for _, f := range files {
 		if total <= target {
 			break
 		}
+		// A segment a process is writing (this one's too) is locked, and stays: its writer
+		// would go on appending to a removed file that no other process reads.
+		l, err := openFile(filepath.Join(s.dir, f.name), os.O_RDONLY, 0)
+		if err != nil {
+			continue
+		}
+		if err := lockFile(l); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			l.Close()
+			continue
+		}
+		locks = append(locks, l)
 		removed = append(removed, f.name)
 		total -= f.size
 	}
-	s.writeMu.Lock()
-	if s.active != nil && slices.Contains(removed, s.active.name) {
-		s.seal() // carried deletions must not go into a segment about to be removed
-	}
-	s.writeMu.Unlock()
 	s.carryDeletions(removed)
 	var gone []*segment
 	for _, name := range removed {
-		// A segment another process removed first counts as removed too.
-		_ = os.Remove(filepath.Join(s.dir, name))
+		// A segment another process removed first counts as removed too; one that cannot be
+		// removed stays known (and its size counted, at the next refresh).
+		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("cache: removing a segment failed", "segment", name, "err", err)
+			continue
+		}
 		s.mu.RLock()
 		seg := s.segs[name]
 		s.mu.RUnlock()

@@ -511,8 +511,9 @@ func TestDiskBodyLargerThanAnEighthOfTheLimit(t *testing.T) {
 	}
 }
 
-// TestDiskSegmentRemovedByAnotherProcess: when one store evicts a segment, the other stops
-// serving its records at its next refresh, and both go on storing.
+// TestDiskSegmentRemovedByAnotherProcess: when one store evicts a segment the other wrote (and
+// no longer writes), the other stops serving its records at its next refresh, and both go on
+// storing.
 func TestDiskSegmentRemovedByAnotherProcess(t *testing.T) {
 	dir := t.TempDir()
 	c := newClock()
@@ -520,6 +521,7 @@ func TestDiskSegmentRemovedByAnotherProcess(t *testing.T) {
 	cache.SetDiskClock(one, c.Now)
 	cache.SetDiskClock(two, c.Now)
 	putBody(t, two, "first", strings.Repeat("f", 10<<10))
+	putBody(t, two, "second", strings.Repeat("s", 10<<10)) // 6.4 KB segments: "first"'s is sealed
 	c.Advance(cache.RefreshEvery)
 	if _, err := bodyOf(one, "first"); err != nil {
 		t.Fatalf("one does not see two's record: %v", err)
