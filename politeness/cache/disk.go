@@ -90,6 +90,10 @@ type DiskStore struct {
 	nextScan atomic.Int64 // Unix nanoseconds after which a Get refreshes the index
 	used     atomic.Int64 // approximate bytes in the directory
 	evictMu  sync.Mutex
+	// evictAbove is the size past which the next eviction runs, when the last one could not get
+	// under the limit (every segment it would remove was being written): a tenth of the limit
+	// more, so that each write does not try again.
+	evictAbove atomic.Int64
 }
 
 // DiskOptions configure a [DiskStore]. The zero value is a 1 GiB store that logs nothing.
@@ -552,7 +556,7 @@ func (s *DiskStore) stamp(k keyHash) int64 {
 
 // grow counts n more bytes in the directory and evicts when the limit is passed.
 func (s *DiskStore) grow(n int64) {
-	if s.used.Add(n) > s.maxBytes {
+	if s.used.Add(n) > max(s.maxBytes, s.evictAbove.Load()) {
 		s.evict()
 	}
 }

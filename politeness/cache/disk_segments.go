@@ -483,6 +483,10 @@ func (s *DiskStore) evict() {
 	}
 	s.forget(gone)
 	s.used.Store(total)
+	s.evictAbove.Store(0)
+	if total > target {
+		s.evictAbove.Store(total + s.maxBytes/10)
+	}
 	s.removeOldTemporaries()
 }
 
