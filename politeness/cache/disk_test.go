@@ -206,7 +206,8 @@ func TestDiskHelperProcess(t *testing.T) {
 	}
 }
 
-// hammer writes and reads 8 shared keys for a second with bodies of varied size.
+// hammer writes, deletes and reads 8 shared keys for a second with bodies of varied size, in a
+// directory small enough that segments are evicted all along.
 func hammer(dir string, writer int) error {
 	s, err := cache.NewDiskStore(dir, cache.DiskOptions{MaxBytes: 4 << 20})
 	if err != nil {
@@ -226,6 +227,11 @@ func hammer(dir string, writer int) error {
 		w.Write(body)
 		if err := w.Commit(); err != nil {
 			return fmt.Errorf("writer %d: commit: %w", writer, err)
+		}
+		if rng.IntN(10) == 0 {
+			if err := s.Delete("GET http://shared.example/" + strconv.Itoa(rng.IntN(8))); err != nil {
+				return fmt.Errorf("writer %d: delete: %w", writer, err)
+			}
 		}
 		e, rc, err := s.Get("GET http://shared.example/" + strconv.Itoa(rng.IntN(8)))
 		if errors.Is(err, cache.ErrNotFound) {
