@@ -428,3 +428,45 @@ func TestUseAfterCloseOpensNothing(t *testing.T) {
 		t.Errorf("after Close: %d more files open, %d more segment files", n, segs)
 	}
 }
+
+// A body whose temporary file cannot take it all (a full disk, here the file size limit) is not
+// stored: the Commit after the failed Write fails, and the key stays as it was.
+func TestABodyCutShortInItsTemporaryFileIsNotStored(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, dir, 64<<20, 0)
+	defer s.Close()
+	store(t, s, "https://a.test/page", "before")
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Skip(err)
+	}
+	lim := old
+	lim.Cur = 400 << 10
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		t.Skip(err)
+	}
+	w, err := s.Put("https://a.test/page", &Entry{Status: 200, Header: map[string][]string{}, Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := []byte(strings.Repeat("b", 100<<10))
+	var werr error
+	for range 6 { // 600 KB: the temporary file is cut at 400
+		if _, werr = w.Write(chunk); werr != nil {
+			break
+		}
+	}
+	cerr := w.Commit()
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if werr == nil {
+		t.Fatal("no Write failed: the limit did not act like a full disk")
+	}
+	if cerr == nil {
+		t.Error("Commit after a failed Write succeeded")
+	}
+	if body, err := read(s, "https://a.test/page"); body != "before" {
+		t.Errorf("the key holds %d bytes (%v), want the record from before", len(body), err)
+	}
+}

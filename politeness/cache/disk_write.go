@@ -31,6 +31,9 @@ func (s *DiskStore) Put(key string, e *Entry) (BodyWriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(meta) > maxMetaLen {
+		return nil, fmt.Errorf("cache: the metadata of %s takes %d bytes, more than a record holds (%d)", key, len(meta), maxMetaLen)
+	}
 	buf := recordBuffers.Get().(*[]byte)
 	return &diskWriter{s: s, key: key, buf: buf, rec: startRecord((*buf)[:0], key, meta), metaLen: len(meta),
 		metaCRC: crc32c(meta)}, nil
@@ -60,6 +63,7 @@ type diskWriter struct {
 	crc      uint32 // of the body so far
 	n        int64
 	tooLarge bool
+	failed   error // a write to the temporary file failed: the body is incomplete
 	done     bool
 }
 
@@ -69,6 +73,8 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 		return 0, errors.New("cache: write after commit or abort")
 	case w.tooLarge:
 		return 0, ErrTooLarge
+	case w.failed != nil:
+		return 0, w.failed
 	case w.n+int64(len(p)) > w.s.maxBody:
 		w.tooLarge = true
 		w.discard()
@@ -81,7 +87,8 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 	}
 	if w.spill != nil {
 		if _, err := w.spill.Write(p); err != nil {
-			return 0, fmt.Errorf("cache: writing %s: %w", w.key, err)
+			w.failed = fmt.Errorf("cache: writing %s: %w", w.key, err)
+			return 0, w.failed
 		}
 	} else {
 		w.rec = append(w.rec, p...)
@@ -123,6 +130,10 @@ func (w *diskWriter) Commit() error {
 		return fmt.Errorf("%w: more than %d bytes", ErrTooLarge, w.s.maxBody)
 	}
 	w.done = true
+	if w.failed != nil {
+		w.discard()
+		return w.failed
+	}
 	h := recordHead{keyLen: len(w.key), metaLen: w.metaLen, bodyLen: w.n, metaCRC: w.metaCRC, bodyCRC: w.crc}
 	var err error
 	if w.spill != nil {
