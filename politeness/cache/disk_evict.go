@@ -14,6 +14,9 @@ import (
 	"time"
 )
 
+// evictLockName is the file whose lock a process holds while it evicts.
+const evictLockName = "evict.lock"
+
 // evict removes whole segments, least recently written first, until the directory is under 90 %
 // of the limit.
 func (s *DiskStore) evict() {
@@ -21,6 +24,17 @@ func (s *DiskStore) evict() {
 		return // another goroutine of this process is already evicting
 	}
 	defer s.evictMu.Unlock()
+	// One process evicts at a time: two would each take the segments the other has locked for
+	// removal for segments being written.
+	dirLock, err := openFile(filepath.Join(s.dir, evictLockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		s.log.Warn("cache: cannot open the eviction lock; not evicting", "err", err)
+		return
+	}
+	defer dirLock.Close()
+	if err := lockFile(dirLock); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return // another process is evicting
+	}
 	// Every segment read to its end first, so that the deletions of those removed can be carried.
 	s.scanMu.Lock()
 	s.refreshLocked()

@@ -455,41 +455,6 @@ func TestDiskLargeBodyGoesThroughATemporaryFile(t *testing.T) {
 	}
 }
 
-// TestDiskShortRunsShareASegment: processes that run one after another go on with the segment
-// the last one left (a directory written by a job every few minutes does not gather a file per
-// run), while a store still open keeps its segment to itself.
-func TestDiskShortRunsShareASegment(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 30 {
-		s := newDisk(t, dir, 0)
-		putBody(t, s, fmt.Sprintf("run %d", i), fmt.Sprintf("page of run %d", i))
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := len(segments(t, dir)); n != 1 {
-		t.Errorf("30 runs left %d segment files, want 1", n)
-	}
-	open := newDisk(t, dir, 0)
-	putBody(t, open, "open", "still writing")
-	other := newDisk(t, dir, 0)
-	putBody(t, other, "other", "written alongside")
-	if n := len(segments(t, dir)); n != 2 {
-		t.Errorf("two stores open at once wrote %d segment files, want 2", n)
-	}
-	last := newDisk(t, dir, 0)
-	for i := range 30 {
-		if got, err := bodyOf(last, fmt.Sprintf("run %d", i)); got != fmt.Sprintf("page of run %d", i) {
-			t.Errorf("run %d: %q, %v", i, got, err)
-		}
-	}
-	for key, want := range map[string]string{"open": "still writing", "other": "written alongside"} {
-		if got, err := bodyOf(last, key); got != want {
-			t.Errorf("%s: %q, %v", key, got, err)
-		}
-	}
-}
-
 // TestDiskBodyLargerThanAnEighthOfTheLimit is not kept, whether its length is announced or found
 // while it is written, and what the key held before is dropped.
 func TestDiskBodyLargerThanAnEighthOfTheLimit(t *testing.T) {
@@ -706,5 +671,39 @@ func TestDiskLaterWriteWinsOverAClockAhead(t *testing.T) {
 		if got, err := bodyOf(s, "k"); got != "second" {
 			t.Errorf("%s reads %q, %v; want the record written last", name, got, err)
 		}
+	}
+}
+
+// directoryBytes is the size of the segment files under dir.
+func directoryBytes(t *testing.T, dir string) int64 {
+	var n int64
+	for _, size := range segments(t, dir) {
+		n += size
+	}
+	return n
+}
+
+// TestDiskTwoWritersKeepTheLimitTogether: two processes that only write (no Get) count each
+// other's bytes, so the directory stays near its limit instead of each filling it.
+func TestDiskTwoWritersKeepTheLimitTogether(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 1 << 20
+	var ticks atomic.Int64
+	base := time.Now()
+	ticking := func() time.Time { return base.Add(time.Duration(ticks.Add(1)) * cache.RefreshEvery) }
+	a, b := newDisk(t, dir, limit), newDisk(t, dir, limit)
+	cache.SetDiskClock(a, ticking)
+	cache.SetDiskClock(b, ticking)
+	var peak int64
+	for i := range 200 { // 4 MB in all
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		putBody(t, s, fmt.Sprintf("k%d", i), strings.Repeat("z", 20<<10))
+		peak = max(peak, directoryBytes(t, dir))
+	}
+	if peak > limit*11/10 {
+		t.Errorf("the directory reached %d bytes, limit %d", peak, limit)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Put implements [Store].
@@ -220,6 +221,8 @@ func (s *DiskStore) appendSpilled(key string, f *os.File, head []byte, h recordH
 		var seg *segment
 		err := ErrClosed
 		if !s.closed.Load() {
+			// Written whole: unlocked, so that it is evicted (and resumed) like any segment.
+			_ = unlockFile(f)
 			seg, err = s.place(f, f.Name(), s.segmentName())
 		}
 		if err != nil {
@@ -282,32 +285,54 @@ func (s *DiskStore) stamp(k keyHash) int64 {
 
 // grow counts n more bytes in the directory and evicts when the limit is passed.
 func (s *DiskStore) grow(n int64) {
+	if s.now().UnixNano() >= s.nextScan.Load() {
+		s.refresh() // counts what the other processes wrote since
+	}
 	if s.used.Add(n) > max(s.maxBytes, s.evictAbove.Load()) {
 		s.evict()
 	}
 }
 
-// tmpPrefix starts the names of temporary files; those older than tmpMaxAge were left by a
-// process that died while writing, and are removed.
+// tmpPrefix starts the names of temporary files. Each is locked by the process writing it, so a
+// temporary file that can be locked was left by a process that died (and is removed).
 const tmpPrefix = ".tmp-"
 
-// createTemp creates a new, empty temporary file in dir, as os.CreateTemp does, through openFile.
+// createTemp creates a new, empty temporary file in dir, as os.CreateTemp does, through openFile,
+// and locks it.
 func createTemp(dir string) (*os.File, error) {
 	for range 10000 {
 		f, err := openFile(filepath.Join(dir, tmpPrefix+randomHex()), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
+		if err == nil {
+			_ = lockFile(f) // without a lock, the age rule protects it
+		}
+		return f, err
 	}
 	return nil, &os.PathError{Op: "createtemp", Path: dir + "/" + tmpPrefix + "*", Err: fs.ErrExist}
 }
 
-// removeOldTemporaries removes the temporary files older than tmpMaxAge.
+// removeOldTemporaries removes the temporary files no process is writing: those older than a
+// minute that it can lock, or, where there are no locks, those older than tmpMaxAge.
 func (s *DiskStore) removeOldTemporaries() {
 	entries, _ := os.ReadDir(s.tmp)
 	for _, d := range entries {
-		if fi, err := d.Info(); err == nil && s.now().Sub(fi.ModTime()) > s.tmpMaxAge {
-			_ = os.Remove(filepath.Join(s.tmp, d.Name()))
+		p := filepath.Join(s.tmp, d.Name())
+		f, err := openFile(p, os.O_RDONLY, 0)
+		if err != nil {
+			continue
 		}
+		// A file just created is locked a moment later: only one older than a minute is judged
+		// by its lock.
+		fi, err := f.Stat()
+		if err == nil {
+			age := s.now().Sub(fi.ModTime())
+			err = lockFile(f)
+			if (err == nil && age > time.Minute) || (errors.Is(err, errors.ErrUnsupported) && age > s.tmpMaxAge) {
+				_ = os.Remove(p)
+			}
+		}
+		f.Close()
 	}
 }

@@ -17,3 +17,5 @@ func renameFile(oldpath, newpath string) error { return os.Rename(oldpath, newpa
 
 // lockFile reports that locks are not available here: every process writes segments of its own.
 func lockFile(f *os.File) error { return errors.ErrUnsupported }
+
+func unlockFile(f *os.File) error { return errors.ErrUnsupported }

@@ -44,3 +44,6 @@ func lockFile(f *os.File) error {
 		}
 	}
 }
+
+// unlockFile releases the lock lockFile took on f.
+func unlockFile(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
