@@ -54,12 +54,18 @@ var ErrClosed = errors.New("cache: the disk store is closed")
 // A body is collected in memory up to 256 KiB while it is stored; a larger one goes to a
 // temporary file, then to the end of the segment (or, above a quarter of a segment, becomes a
 // segment of its own). A body larger than an eighth of the size limit is not kept
-// ([ErrTooLarge]). The size limit is enforced by each process: when its running total passes the
-// limit it removes whole segments that no process is writing, least recently written first, until
-// the directory is under 90 % of the limit. A deletion is a record too, so a key deleted by one process is deleted in
-// all; eviction writes a deletion again when it removes it while another segment may still hold
-// an older record of its key. (An older record of a key whose newest record was evicted may be
-// served again, judged by its own age like any stored response.)
+// ([ErrTooLarge]). The size limit is enforced by each process: when its running total (which
+// counts the other processes' bytes at each refresh, and a refresh is also due after every tenth
+// of the limit it writes) passes the limit, it removes whole segments that no process is writing,
+// least recently written first, until the directory is under 90 % of the limit; one process
+// evicts at a time. Several processes writing at full speed from an empty directory may pass the
+// limit by up to half for a moment. Temporary files count once they become segments; those of a
+// process that died are removed when they are a minute old.
+//
+// A deletion is a record too, so a key deleted by one process is deleted in all; eviction writes
+// a deletion again when it removes it while another segment may still hold an older record of its
+// key. (An older record of a key whose newest record was evicted may be served again, judged by
+// its own age like any stored response.)
 //
 // A 304's new metadata rewrites the record, body copied ([UpdateEntry]).
 //
@@ -90,7 +96,9 @@ type DiskStore struct {
 	scanMu   sync.Mutex   // one refresh at a time
 	nextScan atomic.Int64 // Unix nanoseconds after which a Get refreshes the index
 	used     atomic.Int64 // approximate bytes in the directory
-	evictMu  sync.Mutex
+	// sinceRefresh counts the bytes this process wrote since the last refresh.
+	sinceRefresh atomic.Int64
+	evictMu      sync.Mutex
 	// evictAbove is the size past which the next eviction runs, when the last one could not get
 	// under the limit (every segment it would remove was being written): a tenth of the limit
 	// more, so that each write does not try again.

@@ -83,6 +83,7 @@ func (s *DiskStore) refreshLocked() {
 		return
 	}
 	s.nextScan.Store(s.now().Add(refreshEvery).UnixNano())
+	s.sinceRefresh.Store(0)
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		s.log.Warn("cache: listing the cache directory failed; other processes' records stay unseen", "dir", s.dir, "err", err)

@@ -285,8 +285,11 @@ func (s *DiskStore) stamp(k keyHash) int64 {
 
 // grow counts n more bytes in the directory and evicts when the limit is passed.
 func (s *DiskStore) grow(n int64) {
-	if s.now().UnixNano() >= s.nextScan.Load() {
-		s.refresh() // counts what the other processes wrote since
+	// What the other processes wrote is counted at a refresh: one is due every 200 ms, and after
+	// every tenth of the limit this process writes (processes starting together on an empty
+	// directory would otherwise each fill it before they count each other).
+	if s.sinceRefresh.Add(n) > s.maxBytes/10 || s.now().UnixNano() >= s.nextScan.Load() {
+		s.refresh()
 	}
 	if s.used.Add(n) > max(s.maxBytes, s.evictAbove.Load()) {
 		s.evict()
