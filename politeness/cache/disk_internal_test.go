@@ -8,7 +8,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,30 +30,6 @@ func openAt(t *testing.T, dir string, limit int64, at time.Duration) *DiskStore 
 	s.now = func() time.Time { return tm }
 	s.nextScan.Store(0)
 	return s
-}
-
-func store(t *testing.T, s *DiskStore, key, body string) {
-	t.Helper()
-	w, err := s.Put(key, &Entry{Key: key, Status: 200, Header: map[string][]string{}, Size: int64(len(body))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(w, body); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func read(s *DiskStore, key string) (string, error) {
-	_, r, err := s.Get(key)
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	return string(b), err
 }
 
 func activeName(s *DiskStore) string {
@@ -111,10 +86,10 @@ func TestCarriedDeletionStaysIndexed(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 256 << 10
 	b := openAt(t, dir, limit, 1000*time.Second)
-	store(t, b, "K", "old response") // S1, locked by b
+	StoreBody(t, b, "K", "old response") // S1, locked by b
 	s1 := activeName(b)
 	a := openAt(t, dir, limit, 500*time.Second)
-	store(t, a, "F", "filler") // SA, named at 500 s < S1
+	StoreBody(t, a, "F", "filler") // SA, named at 500 s < S1
 	sa := activeName(a)
 	c := openAt(t, dir, limit, 2000*time.Second)
 	if err := c.Delete("K"); err != nil { // L named at 2000 s
@@ -123,7 +98,7 @@ func TestCarriedDeletionStaysIndexed(t *testing.T) {
 	l := activeName(c)
 	c.Close()
 	a.nextScan.Store(0)
-	if _, err := read(a, "K"); !errors.Is(err, ErrNotFound) {
+	if _, err := ReadBody(a, "K"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("before: %v", err)
 	}
 	setWritten(t, dir, l, -2*time.Hour)
@@ -142,13 +117,13 @@ func TestCarriedDeletionStaysIndexed(t *testing.T) {
 	a.writeMu.Lock()
 	a.seal()
 	a.writeMu.Unlock()
-	store(t, a, "G", "filler2")
+	StoreBody(t, a, "G", "filler2")
 	setWritten(t, dir, sa, -3*time.Hour)
 	setWritten(t, dir, activeName(a), time.Hour)
 	evictBytes(t, a, dir, segmentSize(t, dir, sa))
 	b.Close()
 	e := openAt(t, dir, limit, 3000*time.Second)
-	if body, err := read(e, "K"); err == nil {
+	if body, err := ReadBody(e, "K"); err == nil {
 		t.Errorf("resurrected: K = %q after its carried deletion was evicted uncarried", body)
 	}
 }
@@ -160,7 +135,7 @@ func TestTheSegmentAProcessWritesIsNotEvicted(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 4 << 20 // 256 KiB segments, bodies > 64 KiB spilled past 256 KiB go to own segments
 	b := openAt(t, dir, limit, 1000*time.Second)
-	store(t, b, "K", "old response") // S1
+	StoreBody(t, b, "K", "old response") // S1
 	s1 := activeName(b)
 	a := openAt(t, dir, limit, 2000*time.Second)
 	if err := a.Delete("K"); err != nil { // SA: a's active
@@ -171,7 +146,7 @@ func TestTheSegmentAProcessWritesIsNotEvicted(t *testing.T) {
 	setWritten(t, dir, sa, -2*time.Hour) // a has since stored only large bodies
 	big := strings.Repeat("x", 300<<10)
 	for i := range 14 {
-		store(t, a, fmt.Sprintf("big %d", i), big) // each its own segment; eventually evicts
+		StoreBody(t, a, fmt.Sprintf("big %d", i), big) // each its own segment; eventually evicts
 	}
 	if _, err := os.Stat(filepath.Join(dir, "v3", sa)); err != nil {
 		t.Errorf("the segment a process writes was evicted: %v", err)
@@ -181,7 +156,7 @@ func TestTheSegmentAProcessWritesIsNotEvicted(t *testing.T) {
 	}
 	b.Close()
 	e := openAt(t, dir, limit, 3000*time.Second)
-	if body, err := read(e, "K"); err == nil {
+	if body, err := ReadBody(e, "K"); err == nil {
 		t.Errorf("resurrected: K = %q", body)
 	}
 }
@@ -193,13 +168,13 @@ func TestEvictionReadsEverySegmentBeforeRemovingAny(t *testing.T) {
 	const limit = 256 << 10
 	a := openAt(t, dir, limit, 500*time.Second)
 	b := openAt(t, dir, limit, 1000*time.Second)
-	store(t, b, "K", "old response")
+	StoreBody(t, b, "K", "old response")
 	s1 := activeName(b)
 	c := openAt(t, dir, limit, 2000*time.Second)
 	c.Delete("K")
 	l := activeName(c)
 	c.Close()
-	store(t, a, "F", "filler") // a writes, never reads
+	StoreBody(t, a, "F", "filler") // a writes, never reads
 	setWritten(t, dir, l, -2*time.Hour)
 	setWritten(t, dir, s1, 2*time.Hour)
 	a.nextScan.Store(1 << 62)
@@ -209,7 +184,7 @@ func TestEvictionReadsEverySegmentBeforeRemovingAny(t *testing.T) {
 	}
 	b.Close()
 	e := openAt(t, dir, limit, 3000*time.Second)
-	if body, err := read(e, "K"); err == nil {
+	if body, err := ReadBody(e, "K"); err == nil {
 		t.Errorf("resurrected: K = %q (deletion in a segment the evicting process had not read)", body)
 	}
 }
@@ -293,7 +268,7 @@ func TestAFullDiskKeepsOneSegment(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, 64<<20, 0)
 	defer s.Close()
-	store(t, s, "https://a.test/warm", "x")
+	StoreBody(t, s, "https://a.test/warm", "x")
 	s.writeMu.Lock()
 	s.seal() // the full disk is met by a new segment
 	s.writeMu.Unlock()
@@ -328,8 +303,8 @@ func TestAFullDiskKeepsOneSegment(t *testing.T) {
 	if segs, fds := countSegments(dir)-segsBefore, countFDs(t)-fdsBefore; segs > 1 || fds > 2 {
 		t.Errorf("50 failed writes made %d segment files and opened %d files", segs, fds)
 	}
-	store(t, s, "https://a.test/after", "room again")
-	if body, err := read(s, "https://a.test/after"); body != "room again" {
+	StoreBody(t, s, "https://a.test/after", "room again")
+	if body, err := ReadBody(s, "https://a.test/after"); body != "room again" {
 		t.Errorf("after the disk has room again: %q, %v", body, err)
 	}
 }
@@ -374,13 +349,13 @@ func TestEvictionLeavesASegmentBeingWritten(t *testing.T) {
 	dir := t.TempDir()
 	const limit = 64 << 10 // 4 KiB segments
 	keeper := openAt(t, dir, limit, 0)
-	store(t, keeper, "https://a.test/k", "old body")
+	StoreBody(t, keeper, "https://a.test/k", "old body")
 	keeperSeg := activeName(keeper)
 	defer keeper.Close()
 
 	a := openAt(t, dir, limit, time.Minute) // a long-running, idle writer
 	defer a.Close()
-	store(t, a, "https://a.test/a0", "a")
+	StoreBody(t, a, "https://a.test/a0", "a")
 	aSeg := activeName(a)
 	setWritten(t, dir, aSeg, -2*time.Hour)
 	setWritten(t, dir, keeperSeg, time.Hour)
@@ -388,7 +363,7 @@ func TestEvictionLeavesASegmentBeingWritten(t *testing.T) {
 	b := openAt(t, dir, limit, 2*time.Minute) // fills the directory and evicts
 	defer b.Close()
 	for i := range 40 {
-		store(t, b, fmt.Sprintf("https://b.test/%d", i), strings.Repeat("x", 2000))
+		StoreBody(t, b, fmt.Sprintf("https://b.test/%d", i), strings.Repeat("x", 2000))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "v3", aSeg)); err != nil {
 		t.Fatalf("the segment a process writes was evicted: %v", err)
@@ -398,7 +373,7 @@ func TestEvictionLeavesASegmentBeingWritten(t *testing.T) {
 	}
 	c := openAt(t, dir, limit, 3*time.Minute)
 	defer c.Close()
-	if body, err := read(c, "https://a.test/k"); err == nil {
+	if body, err := ReadBody(c, "https://a.test/k"); err == nil {
 		t.Errorf("a deleted key is served by a new process: %q", body)
 	}
 }
@@ -407,14 +382,14 @@ func TestEvictionLeavesASegmentBeingWritten(t *testing.T) {
 func TestUseAfterCloseOpensNothing(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, 64<<20, 0)
-	store(t, s, "https://a.test/1", "one")
+	StoreBody(t, s, "https://a.test/1", "one")
 	w, err := s.Put("https://a.test/late", &Entry{Status: 200, Header: map[string][]string{}, Size: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	before, segsBefore := countFDs(t), countSegments(dir)
-	if _, err := read(s, "https://a.test/1"); !errors.Is(err, ErrNotFound) {
+	if _, err := ReadBody(s, "https://a.test/1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get after Close: %v, want ErrNotFound", err)
 	}
 	if _, err := s.Put("https://a.test/2", &Entry{Status: 200, Header: map[string][]string{}}); !errors.Is(err, ErrClosed) {
@@ -435,7 +410,7 @@ func TestABodyCutShortInItsTemporaryFileIsNotStored(t *testing.T) {
 	dir := t.TempDir()
 	s := openAt(t, dir, 64<<20, 0)
 	defer s.Close()
-	store(t, s, "https://a.test/page", "before")
+	StoreBody(t, s, "https://a.test/page", "before")
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
 		t.Skip(err)
@@ -466,7 +441,7 @@ func TestABodyCutShortInItsTemporaryFileIsNotStored(t *testing.T) {
 	if cerr == nil {
 		t.Error("Commit after a failed Write succeeded")
 	}
-	if body, err := read(s, "https://a.test/page"); body != "before" {
+	if body, err := ReadBody(s, "https://a.test/page"); body != "before" {
 		t.Errorf("the key holds %d bytes (%v), want the record from before", len(body), err)
 	}
 }

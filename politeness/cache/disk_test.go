@@ -127,8 +127,8 @@ func testDiskCorruption(t *testing.T, body string) {
 func TestDiskRecordOfAnotherKeyIsNotServed(t *testing.T) {
 	dir := t.TempDir()
 	s := newDisk(t, dir, 0)
-	putBody(t, s, "GET http://a.example/", "a")
-	putBody(t, s, "GET http://b.example/", "b")
+	cache.StoreBody(t, s, "GET http://a.example/", "a")
+	cache.StoreBody(t, s, "GET http://b.example/", "b")
 	// Both records are in one segment, a's then b's, of the same length: put a's where b's was.
 	rewriteTheSegment(t, dir, func(b []byte) []byte { copy(b[len(b)/2:], b[:len(b)/2]); return b })
 	if _, _, err := s.Get("GET http://b.example/"); !errors.Is(err, cache.ErrCorrupt) {
@@ -290,32 +290,6 @@ func TestDiskRemovesAnOlderLayout(t *testing.T) {
 	}
 }
 
-// putBody stores body under key in s.
-func putBody(t *testing.T, s cache.Store, key, body string) {
-	t.Helper()
-	w, err := s.Put(key, &cache.Entry{Status: 200, Header: http.Header{}, Size: int64(len(body))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(w, body); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// bodyOf returns the body stored under key in s, or "" and the error.
-func bodyOf(s cache.Store, key string) (string, error) {
-	_, rc, err := s.Get(key)
-	if err != nil {
-		return "", err
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	return string(b), err
-}
-
 // TestDiskAnotherProcessSeesRecordsWithinARefresh: two stores on one directory (as two processes
 // would have) see each other's records, deletions and replacements once a refresh interval has
 // passed, and the later written record of a key wins in both.
@@ -325,26 +299,26 @@ func TestDiskAnotherProcessSeesRecordsWithinARefresh(t *testing.T) {
 	one, two := newDisk(t, dir, 0), newDisk(t, dir, 0)
 	cache.SetDiskClock(one, c.Now)
 	cache.SetDiskClock(two, c.Now)
-	if _, err := bodyOf(two, "k"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(two, "k"); !errors.Is(err, cache.ErrNotFound) {
 		t.Fatalf("empty store: %v", err)
 	}
-	putBody(t, one, "k", "from one")
-	if got, err := bodyOf(one, "k"); got != "from one" {
+	cache.StoreBody(t, one, "k", "from one")
+	if got, err := cache.ReadBody(one, "k"); got != "from one" {
 		t.Fatalf("the writer reads %q, %v", got, err)
 	}
-	if _, err := bodyOf(two, "k"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(two, "k"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("the other store saw the record before its refresh: %v", err)
 	}
 	c.Advance(cache.RefreshEvery)
-	if got, err := bodyOf(two, "k"); got != "from one" {
+	if got, err := cache.ReadBody(two, "k"); got != "from one" {
 		t.Fatalf("after a refresh interval the other store reads %q, %v", got, err)
 	}
 
 	c.Advance(time.Millisecond)
-	putBody(t, two, "k", "from two")
+	cache.StoreBody(t, two, "k", "from two")
 	c.Advance(cache.RefreshEvery)
 	for name, s := range map[string]*cache.DiskStore{"one": one, "two": two} {
-		if got, err := bodyOf(s, "k"); got != "from two" {
+		if got, err := cache.ReadBody(s, "k"); got != "from two" {
 			t.Errorf("store %s reads %q, %v; want the later record", name, got, err)
 		}
 	}
@@ -355,7 +329,7 @@ func TestDiskAnotherProcessSeesRecordsWithinARefresh(t *testing.T) {
 	}
 	c.Advance(cache.RefreshEvery)
 	for name, s := range map[string]*cache.DiskStore{"one": one, "two": two} {
-		if _, err := bodyOf(s, "k"); !errors.Is(err, cache.ErrNotFound) {
+		if _, err := cache.ReadBody(s, "k"); !errors.Is(err, cache.ErrNotFound) {
 			t.Errorf("store %s after the deletion: %v, want ErrNotFound", name, err)
 		}
 	}
@@ -366,22 +340,22 @@ func TestDiskAnotherProcessSeesRecordsWithinARefresh(t *testing.T) {
 func TestDiskReopenFindsTheNewestRecords(t *testing.T) {
 	dir := t.TempDir()
 	s := newDisk(t, dir, 0)
-	putBody(t, s, "k", "old")
-	putBody(t, s, "k", "new")
-	putBody(t, s, "gone", "deleted")
+	cache.StoreBody(t, s, "k", "old")
+	cache.StoreBody(t, s, "k", "new")
+	cache.StoreBody(t, s, "gone", "deleted")
 	if err := s.Delete("gone"); err != nil {
 		t.Fatal(err)
 	}
-	putBody(t, s, "large", strings.Repeat("L", 1<<20))
+	cache.StoreBody(t, s, "large", strings.Repeat("L", 1<<20))
 
 	again := newDisk(t, dir, 0)
-	if got, err := bodyOf(again, "k"); got != "new" {
+	if got, err := cache.ReadBody(again, "k"); got != "new" {
 		t.Errorf("k = %q, %v; want the newer record", got, err)
 	}
-	if _, err := bodyOf(again, "gone"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(again, "gone"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("a deleted key: %v, want ErrNotFound", err)
 	}
-	if got, err := bodyOf(again, "large"); len(got) != 1<<20 || err != nil {
+	if got, err := cache.ReadBody(again, "large"); len(got) != 1<<20 || err != nil {
 		t.Errorf("the large body: %d bytes, %v", len(got), err)
 	}
 }
@@ -391,22 +365,22 @@ func TestDiskReopenFindsTheNewestRecords(t *testing.T) {
 func TestDiskRecordCutShortByACrash(t *testing.T) {
 	dir := t.TempDir()
 	s := newDisk(t, dir, 0)
-	putBody(t, s, "kept", "whole")
-	putBody(t, s, "cut", strings.Repeat("c", 4096))
+	cache.StoreBody(t, s, "kept", "whole")
+	cache.StoreBody(t, s, "cut", strings.Repeat("c", 4096))
 	for p, size := range segments(t, dir) {
 		if err := os.Truncate(p, size-100); err != nil {
 			t.Fatal(err)
 		}
 	}
 	again := newDisk(t, dir, 0)
-	if got, err := bodyOf(again, "kept"); got != "whole" {
+	if got, err := cache.ReadBody(again, "kept"); got != "whole" {
 		t.Errorf("the record before the cut: %q, %v", got, err)
 	}
-	if _, err := bodyOf(again, "cut"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(again, "cut"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("the record cut short: %v, want ErrNotFound", err)
 	}
-	putBody(t, again, "cut", "stored again")
-	if got, err := bodyOf(newDisk(t, dir, 0), "cut"); got != "stored again" {
+	cache.StoreBody(t, again, "cut", "stored again")
+	if got, err := cache.ReadBody(newDisk(t, dir, 0), "cut"); got != "stored again" {
 		t.Errorf("after storing it again: %q, %v", got, err)
 	}
 }
@@ -428,18 +402,18 @@ func TestDiskLargeBodyGoesThroughATemporaryFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := newDisk(t, dir, tc.max)
-			putBody(t, s, "small", "first")
-			putBody(t, s, "large", large)
-			putBody(t, s, "after", "last")
+			cache.StoreBody(t, s, "small", "first")
+			cache.StoreBody(t, s, "large", large)
+			cache.StoreBody(t, s, "after", "last")
 			for key, want := range map[string]string{"small": "first", "large": large, "after": "last"} {
-				if got, err := bodyOf(s, key); got != want {
+				if got, err := cache.ReadBody(s, key); got != want {
 					t.Errorf("%s: read back %d bytes, %v; want %d", key, len(got), err, len(want))
 				}
 			}
 			if n := len(segments(t, dir)); n != tc.segments {
 				t.Errorf("%d segment files, want %d", n, tc.segments)
 			}
-			if got, err := bodyOf(newDisk(t, dir, tc.max), "large"); got != large {
+			if got, err := cache.ReadBody(newDisk(t, dir, tc.max), "large"); got != large {
 				t.Errorf("reopened: %d bytes, %v", len(got), err)
 			}
 			w, err := s.Put("aborted", &cache.Entry{Status: 200, Header: http.Header{}, Size: -1})
@@ -459,14 +433,14 @@ func TestDiskLargeBodyGoesThroughATemporaryFile(t *testing.T) {
 // while it is written, and what the key held before is dropped.
 func TestDiskBodyLargerThanAnEighthOfTheLimit(t *testing.T) {
 	s := newDisk(t, t.TempDir(), 80<<10)
-	putBody(t, s, "k", "small")
+	cache.StoreBody(t, s, "k", "small")
 	if _, err := s.Put("k", &cache.Entry{Status: 200, Header: http.Header{}, Size: 20 << 10}); !errors.Is(err, cache.ErrTooLarge) {
 		t.Errorf("Put of an announced 20 KB body: %v, want ErrTooLarge", err)
 	}
-	if _, err := bodyOf(s, "k"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(s, "k"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("the earlier record survived: %v", err)
 	}
-	putBody(t, s, "k", "small")
+	cache.StoreBody(t, s, "k", "small")
 	w, err := s.Put("k", &cache.Entry{Status: 200, Header: http.Header{}, Size: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -477,7 +451,7 @@ func TestDiskBodyLargerThanAnEighthOfTheLimit(t *testing.T) {
 	if err := w.Commit(); !errors.Is(err, cache.ErrTooLarge) {
 		t.Errorf("Commit: %v, want ErrTooLarge", err)
 	}
-	if _, err := bodyOf(s, "k"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(s, "k"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("the earlier record survived: %v", err)
 	}
 }
@@ -491,23 +465,23 @@ func TestDiskSegmentRemovedByAnotherProcess(t *testing.T) {
 	one, two := newDisk(t, dir, 100<<10), newDisk(t, dir, 100<<10)
 	cache.SetDiskClock(one, c.Now)
 	cache.SetDiskClock(two, c.Now)
-	putBody(t, two, "first", strings.Repeat("f", 10<<10))
-	putBody(t, two, "second", strings.Repeat("s", 10<<10)) // 6.4 KB segments: "first"'s is sealed
+	cache.StoreBody(t, two, "first", strings.Repeat("f", 10<<10))
+	cache.StoreBody(t, two, "second", strings.Repeat("s", 10<<10)) // 6.4 KB segments: "first"'s is sealed
 	c.Advance(cache.RefreshEvery)
-	if _, err := bodyOf(one, "first"); err != nil {
+	if _, err := cache.ReadBody(one, "first"); err != nil {
 		t.Fatalf("one does not see two's record: %v", err)
 	}
 	for i := range 20 {
 		c.Advance(time.Millisecond)
-		putBody(t, one, fmt.Sprintf("k%d", i), strings.Repeat("z", 10<<10))
+		cache.StoreBody(t, one, fmt.Sprintf("k%d", i), strings.Repeat("z", 10<<10))
 	}
 	c.Advance(cache.RefreshEvery)
-	if _, err := bodyOf(two, "first"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(two, "first"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("two still serves a record whose segment one removed: %v", err)
 	}
-	putBody(t, two, "again", "stored after its segment was removed")
+	cache.StoreBody(t, two, "again", "stored after its segment was removed")
 	c.Advance(cache.RefreshEvery)
-	if got, err := bodyOf(one, "again"); got != "stored after its segment was removed" {
+	if got, err := cache.ReadBody(one, "again"); got != "stored after its segment was removed" {
 		t.Errorf("one reads %q, %v", got, err)
 	}
 }
@@ -531,7 +505,7 @@ func TestDiskDeletionOutlivesTheSegmentItIsIn(t *testing.T) {
 	c := newClock()
 	a := newDisk(t, dir, limit)
 	cache.SetDiskClock(a, c.Now)
-	putBody(t, a, "K", "old response")
+	cache.StoreBody(t, a, "K", "old response")
 	older := segmentFiles(t, dir)
 
 	b := newDisk(t, dir, limit) // a still writes its segment, so b starts its own
@@ -549,16 +523,16 @@ func TestDiskDeletionOutlivesTheSegmentItIsIn(t *testing.T) {
 		}
 	}
 	c.Advance(cache.RefreshEvery)
-	if _, err := bodyOf(a, "K"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(a, "K"); !errors.Is(err, cache.ErrNotFound) {
 		t.Fatalf("before eviction: %v, want ErrNotFound", err)
 	}
 	for i := range 10 { // 300 KB: past the limit, so segments are evicted
-		putBody(t, a, fmt.Sprintf("filler %d", i), strings.Repeat("f", 30<<10))
+		cache.StoreBody(t, a, fmt.Sprintf("filler %d", i), strings.Repeat("f", 30<<10))
 	}
 	if slices.Contains(segmentFiles(t, dir), older[0]) == false {
 		t.Fatal("the old record's segment was evicted: the test proves nothing")
 	}
-	if _, err := bodyOf(newDisk(t, dir, limit), "K"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(newDisk(t, dir, limit), "K"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("a store opened after the eviction: %v, want ErrNotFound (the deleted record came back)", err)
 	}
 }
@@ -572,9 +546,9 @@ func TestDiskResumedSegmentIsReadByItsWriter(t *testing.T) {
 	c := newClock()
 	a := newDisk(t, dir, limit)
 	cache.SetDiskClock(a, c.Now)
-	putBody(t, a, "big", strings.Repeat("z", 300<<10))
+	cache.StoreBody(t, a, "big", strings.Repeat("z", 300<<10))
 	b := newDisk(t, dir, limit)
-	putBody(t, b, "k", "from b")
+	cache.StoreBody(t, b, "k", "from b")
 	if err := b.Delete("big"); err != nil {
 		t.Fatal(err)
 	}
@@ -582,10 +556,10 @@ func TestDiskResumedSegmentIsReadByItsWriter(t *testing.T) {
 		t.Fatalf("%d segment files: b did not resume a's (the test proves nothing)", n)
 	}
 	c.Advance(cache.RefreshEvery)
-	if got, err := bodyOf(a, "k"); got != "from b" {
+	if got, err := cache.ReadBody(a, "k"); got != "from b" {
 		t.Errorf("a reads %q, %v; want b's record", got, err)
 	}
-	if _, err := bodyOf(a, "big"); !errors.Is(err, cache.ErrNotFound) {
+	if _, err := cache.ReadBody(a, "big"); !errors.Is(err, cache.ErrNotFound) {
 		t.Errorf("a still serves a key b deleted: %v", err)
 	}
 }
@@ -596,8 +570,8 @@ func TestDiskResumedSegmentIsReadByItsWriter(t *testing.T) {
 func TestDiskSegmentCutShortIsNotResumed(t *testing.T) {
 	dir := t.TempDir()
 	a := newDisk(t, dir, 0)
-	putBody(t, a, "k1", "whole")
-	putBody(t, a, "k2", strings.Repeat("c", 4096))
+	cache.StoreBody(t, a, "k1", "whole")
+	cache.StoreBody(t, a, "k2", strings.Repeat("c", 4096))
 	a.Close()
 	for p, size := range segments(t, dir) {
 		if err := os.Truncate(p, size-100); err != nil {
@@ -605,13 +579,13 @@ func TestDiskSegmentCutShortIsNotResumed(t *testing.T) {
 		}
 	}
 	b := newDisk(t, dir, 0)
-	putBody(t, b, "k3", "after the crash")
+	cache.StoreBody(t, b, "k3", "after the crash")
 	if n := len(segmentFiles(t, dir)); n != 2 {
 		t.Errorf("%d segment files, want 2: the cut segment was resumed", n)
 	}
 	c := newDisk(t, dir, 0)
 	for key, want := range map[string]string{"k1": "whole", "k3": "after the crash"} {
-		if got, err := bodyOf(c, key); got != want {
+		if got, err := cache.ReadBody(c, key); got != want {
 			t.Errorf("%s: %q, %v", key, got, err)
 		}
 	}
@@ -634,12 +608,12 @@ func TestDiskClosesEverySegmentItOpened(t *testing.T) {
 	go func() {
 		defer close(done)
 		for range 2000 {
-			bodyOf(s, "big 0")
+			cache.ReadBody(s, "big 0")
 		}
 	}()
 	for i := range 60 {
-		putBody(t, s, fmt.Sprintf("big %d", i), strings.Repeat("x", 300<<10))
-		putBody(t, s, fmt.Sprintf("small %d", i), strings.Repeat("y", 100<<10))
+		cache.StoreBody(t, s, fmt.Sprintf("big %d", i), strings.Repeat("x", 300<<10))
+		cache.StoreBody(t, s, fmt.Sprintf("small %d", i), strings.Repeat("y", 100<<10))
 	}
 	<-done
 	s.Close()
@@ -660,15 +634,15 @@ func TestDiskLaterWriteWinsOverAClockAhead(t *testing.T) {
 	a, b := newDisk(t, dir, 0), newDisk(t, dir, 0)
 	cache.SetDiskClock(a, ahead.Now)
 	cache.SetDiskClock(b, behind.Now)
-	putBody(t, a, "k", "first, from the clock ahead")
+	cache.StoreBody(t, a, "k", "first, from the clock ahead")
 	behind.Advance(cache.RefreshEvery)
-	if got, err := bodyOf(b, "k"); got != "first, from the clock ahead" {
+	if got, err := cache.ReadBody(b, "k"); got != "first, from the clock ahead" {
 		t.Fatalf("b reads %q, %v", got, err)
 	}
-	putBody(t, b, "k", "second")
+	cache.StoreBody(t, b, "k", "second")
 	ahead.Advance(cache.RefreshEvery)
 	for name, s := range map[string]*cache.DiskStore{"a": a, "b": b} {
-		if got, err := bodyOf(s, "k"); got != "second" {
+		if got, err := cache.ReadBody(s, "k"); got != "second" {
 			t.Errorf("%s reads %q, %v; want the record written last", name, got, err)
 		}
 	}
@@ -700,7 +674,7 @@ func TestDiskTwoWritersKeepTheLimitTogether(t *testing.T) {
 		if i%2 == 1 {
 			s = b
 		}
-		putBody(t, s, fmt.Sprintf("k%d", i), strings.Repeat("z", 20<<10))
+		cache.StoreBody(t, s, fmt.Sprintf("k%d", i), strings.Repeat("z", 20<<10))
 		peak = max(peak, directoryBytes(t, dir))
 	}
 	if peak > limit*11/10 {

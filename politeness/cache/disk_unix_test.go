@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/etiquette/politeness/cache"
 )
 
 // TestDiskShortRunsShareASegment: processes that run one after another go on with the segment
@@ -23,7 +25,7 @@ func TestDiskShortRunsShareASegment(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 30 {
 		s := newDisk(t, dir, 0)
-		putBody(t, s, fmt.Sprintf("run %d", i), fmt.Sprintf("page of run %d", i))
+		cache.StoreBody(t, s, fmt.Sprintf("run %d", i), fmt.Sprintf("page of run %d", i))
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -32,20 +34,20 @@ func TestDiskShortRunsShareASegment(t *testing.T) {
 		t.Errorf("30 runs left %d segment files, want 1", n)
 	}
 	open := newDisk(t, dir, 0)
-	putBody(t, open, "open", "still writing")
+	cache.StoreBody(t, open, "open", "still writing")
 	other := newDisk(t, dir, 0)
-	putBody(t, other, "other", "written alongside")
+	cache.StoreBody(t, other, "other", "written alongside")
 	if n := len(segments(t, dir)); n != 2 {
 		t.Errorf("two stores open at once wrote %d segment files, want 2", n)
 	}
 	last := newDisk(t, dir, 0)
 	for i := range 30 {
-		if got, err := bodyOf(last, fmt.Sprintf("run %d", i)); got != fmt.Sprintf("page of run %d", i) {
+		if got, err := cache.ReadBody(last, fmt.Sprintf("run %d", i)); got != fmt.Sprintf("page of run %d", i) {
 			t.Errorf("run %d: %q, %v", i, got, err)
 		}
 	}
 	for key, want := range map[string]string{"open": "still writing", "other": "written alongside"} {
-		if got, err := bodyOf(last, key); got != want {
+		if got, err := cache.ReadBody(last, key); got != want {
 			t.Errorf("%s: %q, %v", key, got, err)
 		}
 	}
