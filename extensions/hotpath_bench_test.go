@@ -193,8 +193,14 @@ func median(xs []float64) float64 {
 // request wait, and its own robots.txt keeper; store nil means no cache.
 func fastPolicy(tb testing.TB, srv *httptest.Server, store cache.Store) politeness.Policy {
 	tb.Helper()
+	return fastPolicyAt(tb, srv.Listener.Addr().String(), store)
+}
+
+// fastPolicyAt is fastPolicy for the origin at addr (host:port), e.g. an etiquettetest origin.
+func fastPolicyAt(tb testing.TB, addr string, store cache.Store) politeness.Policy {
+	tb.Helper()
 	quiet := slog.New(slog.DiscardHandler)
-	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{srv.Listener.Addr().String(): 1e6}, LatencyFactor: -1, Logger: quiet})
+	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{addr: 1e6}, LatencyFactor: -1, Logger: quiet})
 	if err != nil {
 		tb.Fatal(err)
 	}

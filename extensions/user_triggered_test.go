@@ -2,15 +2,14 @@ package extensions_test
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/extensions"
 )
 
@@ -18,39 +17,31 @@ import (
 // second Visit of the collector — sync or async — are refused before they reach the site.
 func TestUserTriggeredFollowsHopsAndNothingElse(t *testing.T) {
 	for _, async := range []bool{false, true} {
-		var mu sync.Mutex
-		var paths []string
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			paths = append(paths, r.URL.Path)
-			mu.Unlock()
-			if r.URL.Path == "/moved" {
-				http.Redirect(w, r, "/page", http.StatusFound)
-				return
-			}
-			fmt.Fprint(w, "<p>ok</p>")
-		}))
+		site := etiquettetest.NewSite()
+		origin := site.NewOrigin().Serve("/moved", etiquettetest.Redirect(http.StatusFound, "/page")).
+			Otherwise(etiquettetest.HTMLPage("ok"))
 		c := colly.NewCollector(colly.Async(async))
-		if err := extensions.UserTriggered(c, fastPolicy(t, srv, nil)); err != nil {
+		if err := extensions.UserTriggered(c, fastPolicyAt(t, origin.Addr(), nil)); err != nil {
 			t.Fatal(err)
 		}
+		var mu sync.Mutex
 		var errs []error
 		c.OnError(func(_ *colly.Response, err error) {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
 		})
-		if err := c.Visit(srv.URL + "/moved"); err != nil {
+		if err := c.Visit(origin.URL + "/moved"); err != nil {
 			t.Fatal(err)
 		}
 		c.Wait()
-		second := c.Visit(srv.URL + "/other")
-		clone := c.Clone().Visit(srv.URL + "/from-a-clone")
+		second := c.Visit(origin.URL + "/other")
+		clone := c.Clone().Visit(origin.URL + "/from-a-clone")
 		c.Wait()
-		srv.Close()
+		site.Close()
 
 		mu.Lock()
-		if want := []string{"/robots.txt", "/moved", "/page"}; !slices.Equal(paths, want) {
+		if want, paths := []string{"/robots.txt", "/moved", "/page"}, etiquettetest.Paths(site.Requests()); !slices.Equal(paths, want) {
 			t.Errorf("async %v: the site saw %q, want %q", async, paths, want)
 		}
 		if !async {
@@ -72,29 +63,25 @@ func TestUserTriggeredFollowsHopsAndNothingElse(t *testing.T) {
 // Colly's CheckHead sends a HEAD before the page's GET, and its own robots.txt check (when a
 // caller turns it back on) a GET of /robots.txt: both belong to fetching the one page.
 func TestUserTriggeredLetsCollysOwnRequestsForThePageThrough(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		fmt.Fprint(w, "<p>ok</p>")
-	}))
-	defer srv.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	origin := site.NewOrigin().Otherwise(etiquettetest.HTMLPage("ok"))
 	c := colly.NewCollector()
-	if err := extensions.UserTriggered(c, fastPolicy(t, srv, nil)); err != nil {
+	if err := extensions.UserTriggered(c, fastPolicyAt(t, origin.Addr(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	c.CheckHead = true
 	c.IgnoreRobotsTxt = false
-	if err := c.Visit(srv.URL + "/page"); err != nil {
+	if err := c.Visit(origin.URL + "/page"); err != nil {
 		t.Fatalf("Visit with CheckHead and Colly's robots.txt check: %v", err)
 	}
-	if err := c.Visit(srv.URL + "/robots.txt"); !errors.Is(err, extensions.ErrUserTriggeredFollow) {
+	if err := c.Visit(origin.URL + "/robots.txt"); !errors.Is(err, extensions.ErrUserTriggeredFollow) {
 		t.Errorf("a later Visit of /robots.txt: %v, want ErrUserTriggeredFollow", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var seen []string
+	for _, r := range site.Requests() {
+		seen = append(seen, r.Method+" "+r.Target)
+	}
 	if !slices.Contains(seen, "HEAD /page") || !slices.Contains(seen, "GET /page") {
 		t.Errorf("the site saw %q; want the HEAD and the GET of /page", seen)
 	}
@@ -102,19 +89,12 @@ func TestUserTriggeredLetsCollysOwnRequestsForThePageThrough(t *testing.T) {
 
 // A Visit of /robots.txt does not open the way for a page elsewhere, nor for a second page.
 func TestUserTriggeredRobotsTxtVisitIsNotAFreePass(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Host+r.URL.Path)
-		mu.Unlock()
-		fmt.Fprint(w, "<p>ok</p>")
-	})
-	a, b := httptest.NewServer(handler), httptest.NewServer(handler)
-	defer a.Close()
-	defer b.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	a := site.NewOrigin().Otherwise(etiquettetest.HTMLPage("ok"))
+	b := site.NewOrigin().Otherwise(etiquettetest.HTMLPage("ok"))
 	c := colly.NewCollector()
-	p := fastPolicy(t, a, nil)
+	p := fastPolicyAt(t, a.Addr(), nil)
 	p.Rate, p.AuthorizedRates = 0, nil
 	if err := extensions.UserTriggered(c, p); err != nil {
 		t.Fatal(err)

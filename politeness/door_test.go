@@ -22,8 +22,13 @@ import (
 // testDoor is a door with its own clock and keeper, authorised to go fast against srv.
 func testDoor(t *testing.T, srv *httptest.Server, mutate func(*Policy)) *Door {
 	t.Helper()
-	key := srv.Listener.Addr().String()
-	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{key: 100}, Concurrency: 4, Logger: slog.New(slog.DiscardHandler)})
+	return testDoorAt(t, srv.Listener.Addr().String(), mutate)
+}
+
+// testDoorAt is testDoor for the origin at addr (host:port), e.g. an etiquettetest origin.
+func testDoorAt(t *testing.T, addr string, mutate func(*Policy)) *Door {
+	t.Helper()
+	clock, err := hostclock.NewLocal(hostclock.Config{Authorized: map[string]float64{addr: 100}, Concurrency: 4, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

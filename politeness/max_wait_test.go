@@ -3,14 +3,12 @@ package politeness
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 )
 
@@ -18,31 +16,20 @@ import (
 // door, across its redirect hops: a hop that could start only after the bound is refused at
 // once, and so is a request to an origin paused beyond it — before robots.txt is asked for.
 func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
-	var mu sync.Mutex
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.URL.Path)
-		mu.Unlock()
-		switch r.URL.Path {
-		case "/robots.txt":
-			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 1\n")
-		case "/moved":
-			http.Redirect(w, r, "/target", http.StatusFound)
-		default:
-			fmt.Fprint(w, "ok")
-		}
-	}))
-	defer srv.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	origin := site.NewOrigin().Robots("User-agent: *\nCrawl-delay: 1\n").
+		Serve("/moved", etiquettetest.Redirect(http.StatusFound, "/target")).
+		Otherwise(etiquettetest.Text("ok"))
 	var clock hostclock.Clock
-	d := testDoor(t, srv, func(p *Policy) {
+	d := testDoorAt(t, origin.Addr(), func(p *Policy) {
 		p.Mode, p.MaxWait = UserTriggered, 1500*time.Millisecond
 		clock = p.Clock
 	})
 
 	// robots.txt starts at once, /moved a Crawl-delay (1 s and a margin) later, inside the
 	// bound; /target another second later, after the bound of 1.5 s from the start.
-	_, err := d.Client().Get(srv.URL + "/moved")
+	_, err := d.Client().Get(origin.URL + "/moved")
 	var tl *hostclock.WaitTooLongError
 	if !errors.As(err, &tl) || tl.Reason != hostclock.ReasonCrawlDelay {
 		t.Fatalf("the hop got %v; want a WaitTooLongError (crawl-delay): the bound counts from the first request", err)
@@ -50,16 +37,14 @@ func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
 	if !strings.Contains(err.Error(), "Policy.MaxWait") {
 		t.Errorf("the refusal does not say which setting bounds the wait: %v", err)
 	}
-	mu.Lock()
-	if len(paths) != 2 || paths[1] != "/moved" {
+	if paths := etiquettetest.Paths(origin.Requests()); len(paths) != 2 || paths[1] != "/moved" {
 		t.Errorf("the site saw %q, want robots.txt and /moved only", paths)
 	}
-	mu.Unlock()
 
 	// A pause beyond the bound refuses a new request before it reaches anything.
-	clock.Pause(srv.Listener.Addr().String(), time.Now().Add(time.Minute), hostclock.ReasonRetryAfter)
+	clock.Pause(origin.Addr(), time.Now().Add(time.Minute), hostclock.ReasonRetryAfter)
 	before := d.Stats()
-	if _, err := d.Client().Get(srv.URL + "/other"); !errors.As(err, &tl) || tl.Reason != hostclock.ReasonRetryAfter || tl.Wait < 50*time.Second {
+	if _, err := d.Client().Get(origin.URL + "/other"); !errors.As(err, &tl) || tl.Reason != hostclock.ReasonRetryAfter || tl.Wait < 50*time.Second {
 		t.Errorf("a request to an origin paused for a minute got %v; want a WaitTooLongError (retry-after, about 60 s)", err)
 	}
 	if after := d.Stats(); after.Refused["deadline"] != before.Refused["deadline"]+1 {
@@ -71,24 +56,16 @@ func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
 // fails the request then, with a deadline error, while the shared fetch goes on for the others.
 func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
 	release := make(chan struct{})
-	var mu sync.Mutex
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.URL.Path)
-		mu.Unlock()
-		if r.URL.Path == "/robots.txt" {
-			<-release
-		}
-		fmt.Fprint(w, "ok")
-	}))
-	defer srv.Close()
+	site := etiquettetest.NewSite()
+	defer site.Close()
 	defer close(release)
-	d := testDoor(t, srv, func(p *Policy) { p.Mode, p.MaxWait = UserTriggered, 300*time.Millisecond })
+	origin := site.NewOrigin().Serve("/robots.txt", etiquettetest.Text("").HoldUntil(release)).
+		Otherwise(etiquettetest.Text("ok"))
+	d := testDoorAt(t, origin.Addr(), func(p *Policy) { p.Mode, p.MaxWait = UserTriggered, 300*time.Millisecond })
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := d.Client().Get(srv.URL + "/page")
+		_, err := d.Client().Get(origin.URL + "/page")
 		done <- err
 	}()
 	select {
@@ -99,9 +76,7 @@ func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
 	case <-time.After(20 * time.Second): // bound for a loaded machine; the robots.txt never comes
 		t.Fatal("the request still waits for robots.txt long after its 300 ms bound")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(paths) != 1 || paths[0] != "/robots.txt" {
+	if paths := etiquettetest.Paths(origin.Requests()); len(paths) != 1 || paths[0] != "/robots.txt" {
 		t.Errorf("the site saw %q, want only the robots.txt request", paths)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/politecrawl/etiquette/etiquettetest"
 )
 
 func TestSitemapsReadsTheRobotsTxtTheGateObeys(t *testing.T) {
@@ -61,23 +63,16 @@ func TestSitemapsRefusesAURLWithoutOrigin(t *testing.T) {
 
 // A stopped door sends nothing, robots.txt for a caller's Sitemap lines included.
 func TestSitemapsAfterStopSendsNothing(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.URL.Path)
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	d := testDoor(t, srv, nil)
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	origin := site.NewOrigin()
+	d := testDoorAt(t, origin.Addr(), nil)
 	d.Stop()
-	u, _ := url.Parse(srv.URL + "/")
+	u, _ := url.Parse(origin.URL + "/")
 	if _, err := d.Sitemaps(context.Background(), u); !errors.Is(err, ErrStopped) {
 		t.Errorf("Sitemaps after Stop: %v, want ErrStopped", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 0 {
+	if got := etiquettetest.Paths(site.Requests()); len(got) != 0 {
 		t.Errorf("a stopped door sent %q", got)
 	}
 }
