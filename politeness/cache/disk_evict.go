@@ -5,7 +5,6 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -146,21 +145,6 @@ func (s *DiskStore) carryDeletions(names []string) {
 
 // readKey reads the key of the record at off in f, checking its head.
 func readKey(f *os.File, off int64) (string, error) {
-	head := make([]byte, headLen)
-	if _, err := f.ReadAt(head, off); err != nil {
-		return "", err
-	}
-	h, _, _, err := parseHead(head)
-	if err != nil {
-		return "", err
-	}
-	b := make([]byte, headLen+h.keyLen)
-	if _, err := f.ReadAt(b, off); err != nil {
-		return "", err
-	}
-	_, key, ok, err := parseHead(b)
-	if err != nil || !ok {
-		return "", fmt.Errorf("%w: key unreadable", ErrCorrupt)
-	}
-	return string(key), nil
+	_, key, err := headAt(f, off, make([]byte, headLen))
+	return string(key), err
 }

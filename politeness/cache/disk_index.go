@@ -6,6 +6,7 @@ package cache
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -145,14 +146,8 @@ func (s *DiskStore) scan(seg *segment, size int64) {
 	buf := make([]byte, headLen+512)
 	off := seg.scanned
 	for off+headLen <= size {
-		n, _ := seg.f.ReadAt(buf, off)
-		h, key, ok, err := parseHead(buf[:n])
-		if err == nil && !ok && off+headLen+int64(h.keyLen) <= size {
-			long := make([]byte, headLen+h.keyLen)
-			n, _ = seg.f.ReadAt(long, off)
-			h, key, ok, err = parseHead(long[:n])
-		}
-		if err != nil || !ok || off+h.size() > size {
+		h, key, err := headAt(seg.f, off, buf)
+		if err != nil || off+h.size() > size {
 			break
 		}
 		s.indexRecord(hashKey(string(key)), slot{seg: seg.id, off: off, size: h.size(), written: h.written, deleted: h.deleted})
@@ -188,4 +183,20 @@ func (s *DiskStore) forget(gone []*segment) {
 	for _, seg := range gone {
 		seg.f.Close()
 	}
+}
+
+// headAt reads and checks the head and key of the record at off in f, reading into buf first (a
+// key longer than buf holds is read again whole).
+func headAt(f *os.File, off int64, buf []byte) (recordHead, []byte, error) {
+	n, _ := f.ReadAt(buf, off)
+	h, key, ok, err := parseHead(buf[:n])
+	if err != nil || ok {
+		return h, key, err
+	}
+	whole := make([]byte, headLen+h.keyLen)
+	n, _ = f.ReadAt(whole, off)
+	if h, key, ok, err = parseHead(whole[:n]); err == nil && !ok {
+		err = fmt.Errorf("%w: the record ends in its key", ErrCorrupt)
+	}
+	return h, key, err
 }

@@ -4,8 +4,6 @@ package cache
 // committed when the body reaches its end, and discarded if it fails or is closed early.
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -68,9 +66,7 @@ func (t *Transport) varyIndex(key string, names []string) (string, error) {
 			return old.Variant, nil
 		}
 	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	gen := hex.EncodeToString(b)
+	gen := randomHex()
 	idx := &Entry{Header: http.Header{"Vary": {strings.Join(names, ", ")}}, Variant: gen}
 	w, err := t.store.Put(key, idx)
 	if err != nil {
