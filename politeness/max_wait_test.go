@@ -70,7 +70,7 @@ func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "robots.txt") {
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, hostclock.ErrStartByPassed) || !strings.Contains(err.Error(), "robots.txt") {
 			t.Errorf("the request waiting for a robots.txt that does not come got %v; want a deadline error about robots.txt", err)
 		}
 	case <-time.After(20 * time.Second): // bound for a loaded machine; the robots.txt never comes
@@ -78,5 +78,26 @@ func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
 	}
 	if paths := etiquettetest.Paths(origin.Requests()); len(paths) != 1 || paths[0] != "/robots.txt" {
 		t.Errorf("the site saw %q, want only the robots.txt request", paths)
+	}
+}
+
+// A request that started within its bound and then timed out waiting for the answer is not a wait
+// cut by the bound: its error is not marked ErrStartByPassed (what tells a caller, such as
+// `etiquette fetch`, that Policy.MaxWait ended it).
+func TestUserTriggeredSlowAnswerIsNotAWaitCutByTheBound(t *testing.T) {
+	release := make(chan struct{})
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	defer close(release)
+	origin := site.NewOrigin().Serve("/slow", etiquettetest.Text("late").HoldUntil(release))
+	d := testDoorAt(t, origin.Addr(), func(p *Policy) {
+		p.Mode, p.MaxWait, p.Timeout = UserTriggered, 200*time.Millisecond, 400*time.Millisecond
+	})
+	_, err := d.Client().Get(origin.URL + "/slow")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a hanging answer got %v, want the request's timeout", err)
+	}
+	if errors.Is(err, hostclock.ErrStartByPassed) {
+		t.Errorf("a request that started and timed out is reported as a wait cut by its bound: %v", err)
 	}
 }

@@ -56,12 +56,15 @@ func robotsGate(next http.RoundTripper, keeper *robots.Keeper, reading robots.Re
 
 // lookupWithin is keeper.Lookup, waiting for robots.txt no longer than the request's start bound
 // (hostclock.WithStartBy), if it has one: the shared fetch goes on for the others, and this
-// request fails with an error for which errors.Is(err, context.DeadlineExceeded) holds.
+// request fails with an error for which errors.Is(err, hostclock.ErrStartByPassed) holds (and
+// errors.Is(err, context.DeadlineExceeded)).
 func lookupWithin(ctx context.Context, keeper *robots.Keeper, u *url.URL, fetch robots.Fetch) (*robots.Entry, error) {
-	if by, ok := hostclock.StartBy(ctx); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, by)
-		defer cancel()
+	by, ok := hostclock.StartBy(ctx)
+	if !ok {
+		return keeper.Lookup(ctx, u, fetch)
 	}
-	return keeper.Lookup(ctx, u, fetch)
+	bctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	e, err := keeper.Lookup(bctx, u, fetch)
+	return e, hostclock.StartByPassed(err, ctx, bctx)
 }

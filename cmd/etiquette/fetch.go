@@ -100,7 +100,7 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 			return exitNo, fmt.Errorf("%s; not waiting longer than %s (try again after %s, or pass --max-wait %s)",
 				askedToWait(tl), roughly(*maxWait), time.Now().Add(tl.Wait).Format(time.TimeOnly), enough)
 		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && time.Since(start) >= *maxWait {
+		if errors.Is(err, hostclock.ErrStartByPassed) {
 			return exitNo, fmt.Errorf("waited %s (--max-wait) for the site's turn: %w", roughly(*maxWait), withoutRequest(err))
 		}
 		// Anything else — robots.txt unreachable among them — is a failure to fetch (exit 1),

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/etiquette/politeness"
 )
 
 // runCLI runs one command line in-process and returns its exit code and output.
@@ -382,6 +384,9 @@ func TestFetchUserTriggered(t *testing.T) {
 			fmt.Fprint(w, "User-agent: ExampleBot\nDisallow: /\n\nUser-agent: ExampleBot-User\nDisallow: /members\n")
 		case "/article":
 			fmt.Fprint(w, "the article")
+		case "/busy":
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusTooManyRequests)
 		default:
 			http.NotFound(w, r)
 		}
@@ -399,9 +404,10 @@ func TestFetchUserTriggered(t *testing.T) {
 	if code, _, _ := fetch("/missing"); code != exitNo {
 		t.Errorf("404: exit %d, want 1", code)
 	}
-	// --max-wait 0 means the default bound, as Policy.MaxWait 0 does.
-	if code, out, errOut := runCLI(t, nil, append(append([]string{"fetch", "--max-wait", "0"}, identityArgs...), srv.URL+"/article")...); code != exitOK || out != "the article" {
-		t.Errorf("--max-wait 0: exit %d, stdout %q, stderr %q; want the page", code, out, errOut)
+	// --max-wait 0 means the default bound, as Policy.MaxWait 0 does, and the refusal names it.
+	code, _, errOut := runCLI(t, nil, append(append([]string{"fetch", "--max-wait", "0"}, identityArgs...), srv.URL+"/busy")...)
+	if want := "not waiting longer than " + roughly(politeness.DefaultMaxWait); code != exitNo || !strings.Contains(errOut, want) {
+		t.Errorf("--max-wait 0 against a Retry-After of 60 s: exit %d, stderr %q; want exit 1 saying %q", code, errOut, want)
 	}
 	mu.Lock()
 	defer mu.Unlock()

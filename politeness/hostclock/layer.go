@@ -52,7 +52,7 @@ type startByKey struct{}
 // timeout (it does not inherit t as a deadline). When the clock already knows the earliest start
 // is later than t, the request fails at once with a *WaitTooLongError; when it waited (in line
 // behind the origin's requests in flight) until t, with the clock's error for a wait cut short,
-// for which errors.Is(err, context.DeadlineExceeded) holds. A zero t removes the bound. Retries
+// marked with ErrStartByPassed (errors.Is(err, context.DeadlineExceeded) holds too). A zero t removes the bound. Retries
 // of the request carry ctx; Go's http.Client builds a redirect hop from the caller's context, so
 // a caller that bounds a whole chain passes the bound on (the door's wait bound does).
 func WithStartBy(ctx context.Context, t time.Time) context.Context {
@@ -65,6 +65,20 @@ func StartBy(ctx context.Context) (time.Time, bool) {
 	return t, ok && !t.IsZero()
 }
 
+// ErrStartByPassed marks the error of a request whose wait reached its start bound
+// (WithStartBy) before it was let through: errors.Is(err, ErrStartByPassed) tells such a wait
+// from a request that started and then timed out (both also match context.DeadlineExceeded).
+var ErrStartByPassed = errors.New("the wait reached its start bound")
+
+// StartByPassed returns err marked with ErrStartByPassed when the wait it ended was cut by ctx's
+// start bound (bounded is the context the wait ran in, ctx its caller's), else err as it is.
+func StartByPassed(err error, ctx, bounded context.Context) error {
+	if err != nil && ctx.Err() == nil && errors.Is(bounded.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrStartByPassed, err)
+	}
+	return err
+}
+
 // acquire asks c for a slot for req, its wait bounded by req's context and by its StartBy.
 func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, error) {
 	ctx := req.Context()
@@ -74,7 +88,8 @@ func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, erro
 	}
 	wctx, cancel := context.WithDeadline(ctx, by)
 	defer cancel()
-	return t.clock.Acquire(wctx, key, k)
+	lease, err := t.clock.Acquire(wctx, key, k)
+	return lease, StartByPassed(err, ctx, wctx)
 }
 
 // Layer returns the host clock layer: every request waits in c for a start slot to its origin

@@ -475,7 +475,7 @@ func TestLayerStartByBoundsOnlyTheWait(t *testing.T) {
 	<-arrived
 	// Its one place is held: a request bounded 800 ms from now (after the rate's next start)
 	// waits in line, then fails.
-	if _, err := get("/b", time.Now().Add(800*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), ReasonConcurrency) {
+	if _, err := get("/b", time.Now().Add(800*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrStartByPassed) || !strings.Contains(err.Error(), ReasonConcurrency) {
 		t.Errorf("a request waiting in line past its bound got %v, want a deadline error naming the concurrency cap", err)
 	}
 	close(answer)
