@@ -1,7 +1,9 @@
 package etiquette_test
 
 import (
+	"io/fs"
 	"log/slog"
+	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -51,3 +53,19 @@ func newTestSite() *etiquettetest.Site {
 
 // allowAll is a robots.txt that allows everything.
 const allowAll = "User-agent: *\nAllow: /\n"
+
+// filesUnder lists the files below root, and with dirs its directories too, as paths relative to
+// root.
+func filesUnder(root string, dirs bool) []string {
+	var out []string
+	Expect(filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if rel, _ := filepath.Rel(root, path); rel != "." && (dirs || !d.IsDir()) {
+			out = append(out, rel)
+		}
+		return nil
+	})).To(Succeed())
+	return out
+}

@@ -2,7 +2,6 @@ package etiquette_test
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,10 +23,7 @@ import (
 // a fetch one person asked for is decided by robots.txt groups naming its own token, waits for
 // the origin only so long, reads one page and leaves nothing behind.
 
-const (
-	crawlUA = "ExampleBot/1.0 (+https://example.org/bot; mailto:bot@example.org)"
-	userUA  = "ExampleBot-User/1.0 (+https://example.org/bot; mailto:bot@example.org)"
-)
+const userUA = "ExampleBot-User/1.0 (+https://example.org/bot; mailto:bot@example.org)"
 
 var identityFlags = []string{"--token", "ExampleBot", "--bot-version", "1.0", "--info-url", "https://example.org/bot", "--contact", "bot@example.org"}
 
@@ -57,21 +53,6 @@ func runEtiquette(bin, home string, args ...string) cliRun {
 		Expect(err).NotTo(HaveOccurred())
 	}
 	return r
-}
-
-// filesUnder lists every file and directory below root, as paths relative to it.
-func filesUnder(root string) []string {
-	var out []string
-	Expect(filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if rel, _ := filepath.Rel(root, path); rel != "." {
-			out = append(out, rel)
-		}
-		return nil
-	})).To(Succeed())
-	return out
 }
 
 var _ = Describe("A fetch one person asked for (etiquette fetch)", Ordered, func() {
@@ -150,7 +131,7 @@ var _ = Describe("A fetch one person asked for (etiquette fetch)", Ordered, func
 		o.Robots("User-agent: *\nAllow: /\n")
 		o.Serve("/article", etiquettetest.HTMLPage("Cacheable").ETag("v1").Header("Cache-Control", "max-age=3600"))
 		Expect(fetch().code).To(Equal(0))
-		Expect(filesUnder(home)).To(ConsistOf("cache", "tmp"))
+		Expect(filesUnder(home, true)).To(ConsistOf("cache", "tmp"))
 	})
 })
 

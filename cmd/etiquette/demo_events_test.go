@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,15 +35,7 @@ func TestDemoEventStreamSpec(t *testing.T) {
 	if code != exitOK || err != nil {
 		t.Fatalf("demo --report: exit %d, %v; stderr:\n%s", code, err, errOut.String())
 	}
-	f, err := os.Open(filepath.Join(dir, report.EventsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, err := report.ReadJSONL(f)
-	if err != nil {
-		t.Fatalf("%s: %v", report.EventsFile, err)
-	}
+	evs := readEvents(t, filepath.Join(dir, report.EventsFile))
 	reqs := site.Requests()
 	t.Logf("%d events, %d requests received by the site", len(evs), len(reqs))
 
@@ -53,7 +43,6 @@ func TestDemoEventStreamSpec(t *testing.T) {
 	for _, r := range reqs {
 		received[r.Origin+r.Target] = true
 	}
-	addr := func(o *etiquettetest.Origin) string { return strings.TrimPrefix(o.URL, "http://") }
 
 	t.Run("robots.txt-blocked URLs are never requested", func(t *testing.T) {
 		blocked := map[string]int{} // origin → URLs refused by robots.txt
@@ -69,8 +58,8 @@ func TestDemoEventStreamSpec(t *testing.T) {
 		// The blog's own group (Disallow: /drafts/, /wp-admin/), the shop's /cart and /checkout,
 		// and every URL of the archive, whose robots.txt cannot be read.
 		for _, o := range []*etiquettetest.Origin{site.Blog, site.Shop, site.Archive} {
-			if blocked[addr(o)] == 0 {
-				t.Errorf("no robots.txt refusal at %s in the event stream; the demo site has some there", addr(o))
+			if blocked[o.Addr()] == 0 {
+				t.Errorf("no robots.txt refusal at %s in the event stream; the demo site has some there", o.Addr())
 			}
 		}
 		etiquettetest.Verify(t, reqs, etiquettetest.NeverRequest("/drafts/", "/wp-admin/", "/cart", "/checkout"))
@@ -101,7 +90,7 @@ func TestDemoEventStreamSpec(t *testing.T) {
 		// shop's got an answer from the site during the pause.
 		var pause *events.Event
 		for _, e := range evs {
-			if e.Type == events.Paused && e.Origin == addr(site.Shop) && e.Status == 429 && e.Reason == "retry-after" {
+			if e.Type == events.Paused && e.Origin == site.Shop.Addr() && e.Status == 429 && e.Reason == "retry-after" {
 				pause = &e
 				break
 			}
@@ -114,7 +103,7 @@ func TestDemoEventStreamSpec(t *testing.T) {
 				pause.Until.Format("15:04:05.000"), demosite.ShopPause, answered.Format("15:04:05.000"))
 		}
 		for _, e := range evs {
-			if e.Type == events.Response && e.Origin == addr(site.Shop) && e.Cache != "fresh" &&
+			if e.Type == events.Response && e.Origin == site.Shop.Addr() && e.Cache != "fresh" &&
 				e.Time.After(pause.Time) && e.Time.Before(pause.Until) {
 				t.Errorf("%s answered by the shop at %s, during the pause until %s", e.URL,
 					e.Time.Format("15:04:05.000"), pause.Until.Format("15:04:05.000"))
@@ -133,7 +122,7 @@ func TestDemoEventStreamSpec(t *testing.T) {
 			}
 		}
 		for _, e := range evs {
-			if e.Type == events.Response && e.Origin == addr(site.Archive) && e.Kind != "robots" {
+			if e.Type == events.Response && e.Origin == site.Archive.Addr() && e.Kind != "robots" {
 				t.Errorf("the event stream shows a response from the archive for %s", e.URL)
 			}
 		}

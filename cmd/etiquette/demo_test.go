@@ -51,8 +51,15 @@ func TestDemoReportsEveryOrigin(t *testing.T) {
 	}
 	// Every section of the report shows a non-zero figure for some origin: the demo site
 	// exercises each behaviour the report describes.
-	for _, section := range []string{"requests", "statuses", "waits", "robots.txt", "pauses", "cache", "cookies", "found via", "not sent"} {
-		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(section) + ` +.*[1-9]`).MatchString(out) {
+	// The figure is the count after a name ("miss 10", "200 8", "blocked 3"), not any digit on
+	// the line ("budget of 3/s", "answered 200").
+	word := `\b[A-Za-z][\w-]* [1-9]`
+	for section, figure := range map[string]string{
+		"requests": `[1-9]`, "statuses": `.*\b\d{3} [1-9]`, "waits": `.*` + word, "robots.txt": `.*blocked [1-9]`,
+		"pauses": `.*` + word, "cache": `.*` + word, "cookies": `refused: .*` + word, "found via": `.*` + word,
+		"not sent": `.*` + word,
+	} {
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(section) + ` +` + figure).MatchString(out) {
 			t.Errorf("no origin shows a non-zero figure under %q:\n%s", section, out)
 		}
 	}
