@@ -32,15 +32,17 @@ func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock,
 			return next.RoundTrip(req)
 		}
 		now := time.Now()
-		by, marked := hostclock.StartBy(req.Context())
-		if !marked {
-			by = now.Add(max)
-			if req.Response != nil && req.Response.Request != nil { // a redirect hop
-				if first, ok := hostclock.StartBy(req.Response.Request.Context()); ok {
-					by = first
-				}
+		by := now.Add(max)
+		if req.Response != nil && req.Response.Request != nil { // a redirect hop
+			if first, ok := hostclock.StartBy(req.Response.Request.Context()); ok {
+				by = first
 			}
+		}
+		// A caller's own bound may shorten the wait, never lengthen it past Policy.MaxWait.
+		if caller, ok := hostclock.StartBy(req.Context()); !ok || caller.After(by) {
 			req = req.WithContext(hostclock.WithStartBy(req.Context(), by))
+		} else {
+			by = caller
 		}
 		key, err := origin.BudgetKey(req.URL)
 		if err != nil {

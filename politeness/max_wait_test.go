@@ -3,13 +3,17 @@ package politeness
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
 // A person's request waits for its origin up to Policy.MaxWait, counted from when it entered the
@@ -49,6 +53,11 @@ func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
 	}
 	if after := d.Stats(); after.Refused["deadline"] != before.Refused["deadline"]+1 {
 		t.Errorf("the refusal was not counted: %v refused before, %v after", before.Refused, after.Refused)
+	}
+	// A caller's own later bound does not stretch Policy.MaxWait.
+	req, _ := http.NewRequestWithContext(hostclock.WithStartBy(context.Background(), time.Now().Add(time.Hour)), http.MethodGet, origin.URL+"/other", nil)
+	if _, err := d.Client().Do(req); !errors.As(err, &tl) || tl.Reason != hostclock.ReasonRetryAfter {
+		t.Errorf("a request with its own bound an hour away, to an origin paused for a minute, got %v; want the same refusal", err)
 	}
 }
 
@@ -99,5 +108,40 @@ func TestUserTriggeredSlowAnswerIsNotAWaitCutByTheBound(t *testing.T) {
 	}
 	if errors.Is(err, hostclock.ErrStartByPassed) {
 		t.Errorf("a request that started and timed out is reported as a wait cut by its bound: %v", err)
+	}
+}
+
+// The door's robots.txt fetch, shared with every door of the process, does not carry a person's
+// bound: when the person's request gives up waiting for it, the fetch goes on and the keeper
+// stores robots.txt as read, not a false "unreachable" that would close the origin for everyone.
+func TestUserTriggeredBoundStaysOffTheSharedRobotsTxtFetch(t *testing.T) {
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	origin := site.NewOrigin().Robots("User-agent: *\nAllow: /\n").Otherwise(etiquettetest.Text("ok"))
+	// The default rate (3 a second): a start taken now puts the next one a third of a second off,
+	// past the person's 100 ms bound.
+	clock, err := hostclock.NewLocal(hostclock.Config{LatencyFactor: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := clock.Acquire(context.Background(), origin.Addr(), kind.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Done(hostclock.Outcome{Status: http.StatusOK})
+	keeper := robots.NewKeeper(robots.Options{})
+	d := testDoorAt(t, origin.Addr(), func(p *Policy) {
+		p.Mode, p.MaxWait, p.Clock, p.Robots = UserTriggered, 100*time.Millisecond, clock, keeper
+	})
+	if _, err := d.Client().Get(origin.URL + "/page"); !errors.Is(err, hostclock.ErrStartByPassed) {
+		t.Fatalf("the person's request got %v; want its wait for robots.txt cut by the bound", err)
+	}
+	u, _ := url.Parse(origin.URL + "/page")
+	e, err := keeper.Lookup(context.Background(), u, func(context.Context, string) (*http.Response, error) {
+		t.Error("the keeper had no robots.txt fetch going on or done: the person's give-up ended it")
+		return nil, errors.New("no second fetch")
+	})
+	if err != nil || e.Outcome != robots.Parsed {
+		t.Errorf("the keeper holds %+v (%v) for the origin; want robots.txt as read", e, err)
 	}
 }

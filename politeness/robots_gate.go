@@ -59,12 +59,5 @@ func robotsGate(next http.RoundTripper, keeper *robots.Keeper, reading robots.Re
 // request fails with an error for which errors.Is(err, hostclock.ErrStartByPassed) holds (and
 // errors.Is(err, context.DeadlineExceeded)).
 func lookupWithin(ctx context.Context, keeper *robots.Keeper, u *url.URL, fetch robots.Fetch) (*robots.Entry, error) {
-	by, ok := hostclock.StartBy(ctx)
-	if !ok {
-		return keeper.Lookup(ctx, u, fetch)
-	}
-	bctx, cancel := context.WithDeadline(ctx, by)
-	defer cancel()
-	e, err := keeper.Lookup(bctx, u, fetch)
-	return e, hostclock.StartByPassed(err, ctx, bctx)
+	return hostclock.WaitWithin(ctx, func(ctx context.Context) (*robots.Entry, error) { return keeper.Lookup(ctx, u, fetch) })
 }

@@ -70,26 +70,26 @@ func StartBy(ctx context.Context) (time.Time, bool) {
 // from a request that started and then timed out (both also match context.DeadlineExceeded).
 var ErrStartByPassed = errors.New("the wait reached its start bound")
 
-// StartByPassed returns err marked with ErrStartByPassed when the wait it ended was cut by ctx's
-// start bound (bounded is the context the wait ran in, ctx its caller's), else err as it is.
-func StartByPassed(err error, ctx, bounded context.Context) error {
-	if err != nil && ctx.Err() == nil && errors.Is(bounded.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", ErrStartByPassed, err)
+// WaitWithin runs wait with ctx bounded by its start bound (WithStartBy), if it has one, and marks
+// the error of a wait the bound cut short with ErrStartByPassed. It is how every wait of a bounded
+// request — for a slot here, for robots.txt in the door — keeps to the bound.
+func WaitWithin[T any](ctx context.Context, wait func(context.Context) (T, error)) (T, error) {
+	by, bounded := StartBy(ctx)
+	if !bounded {
+		return wait(ctx)
 	}
-	return err
+	bctx, cancel := context.WithDeadline(ctx, by)
+	defer cancel()
+	v, err := wait(bctx)
+	if err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", ErrStartByPassed, err)
+	}
+	return v, err
 }
 
 // acquire asks c for a slot for req, its wait bounded by req's context and by its StartBy.
 func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, error) {
-	ctx := req.Context()
-	by, bounded := StartBy(ctx)
-	if !bounded {
-		return t.clock.Acquire(ctx, key, k)
-	}
-	wctx, cancel := context.WithDeadline(ctx, by)
-	defer cancel()
-	lease, err := t.clock.Acquire(wctx, key, k)
-	return lease, StartByPassed(err, ctx, wctx)
+	return WaitWithin(req.Context(), func(ctx context.Context) (Lease, error) { return t.clock.Acquire(ctx, key, k) })
 }
 
 // Layer returns the host clock layer: every request waits in c for a start slot to its origin
