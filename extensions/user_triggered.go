@@ -67,25 +67,24 @@ func userTriggered(c *colly.Collector) bool {
 // (Request.Response); a request a collector builds never carries one. Two requests of Colly's
 // own pass too, because they are part of fetching that one page: one GET of /robots.txt before
 // the page's GET (Colly's robots.txt check, should a caller turn it back on; the door decides
-// robots.txt anyway), after which the page must be on that robots.txt's origin; and, when the
-// first request is a HEAD (Colly's CheckHead), one GET of the same URL.
+// robots.txt anyway), after which the page must be on that robots.txt's origin (and, after the
+// page's HEAD, on the page's origin); and, when the first request is a HEAD (Colly's CheckHead),
+// one GET of the same URL.
 type onePage struct {
 	next http.RoundTripper
 
-	mu     sync.Mutex
-	robots string // the origin of the robots.txt let through before the page; "" before it
-	first  string // the URL of the first request; "" before it
-	head   bool   // the first request was a HEAD, and its GET has not come yet
+	mu          sync.Mutex
+	robots      string // the origin of the robots.txt let through before the page; "" before it
+	first       string // the URL of the first request; "" before it
+	firstOrigin string // its origin
+	head        bool   // the first request was a HEAD, and its GET has not come yet
 }
 
 func (o *onePage) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Response != nil || o.admit(req) {
 		return o.next.RoundTrip(req)
 	}
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	return nil, fmt.Errorf("%w: not requesting %s", ErrUserTriggeredFollow, req.URL.Redacted())
+	return refusingTransport{fmt.Errorf("%w: not requesting %s", ErrUserTriggeredFollow, req.URL.Redacted())}.RoundTrip(req)
 }
 
 // admit reports whether req, which is not a redirect hop, belongs to the one page.
@@ -94,12 +93,12 @@ func (o *onePage) admit(req *http.Request) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
-	case o.robots == "" && (o.first == "" || o.head) && req.Method == http.MethodGet &&
+	case o.robots == "" && (o.first == "" || (o.head && o.firstOrigin == origin)) && req.Method == http.MethodGet &&
 		req.URL.Path == "/robots.txt" && req.URL.RawQuery == "":
 		o.robots = origin
 		return true
 	case o.first == "" && (o.robots == "" || o.robots == origin):
-		o.first, o.head = req.URL.String(), req.Method == http.MethodHead
+		o.first, o.firstOrigin, o.head = req.URL.String(), origin, req.Method == http.MethodHead
 		return true
 	case o.head && req.Method == http.MethodGet && req.URL.String() == o.first:
 		o.head = false
