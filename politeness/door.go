@@ -165,7 +165,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return d.cache
 		},
 		func(next http.RoundTripper) http.RoundTripper {
-			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger})
+			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger, Deadline: hostclock.StartBy})
 		},
 		func(next http.RoundTripper) http.RoundTripper {
 			if stricter == nil {

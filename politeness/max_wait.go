@@ -31,8 +31,7 @@ func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock,
 		if isInternal(req.Context()) {
 			return next.RoundTrip(req)
 		}
-		now := time.Now()
-		by := now.Add(max)
+		by := time.Now().Add(max)
 		if req.Response != nil && req.Response.Request != nil { // a redirect hop
 			if first, ok := hostclock.StartBy(req.Response.Request.Context()); ok {
 				by = first
@@ -48,21 +47,38 @@ func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock,
 		if err != nil {
 			return next.RoundTrip(req) // the layers below refuse it with their own error
 		}
-		// A given-up origin (err) is refused by the clock below, with its own error.
-		if until, reason, err := clock.PausedUntil(key); err == nil && until.After(by) {
-			if req.Body != nil {
-				req.Body.Close()
+		// pausedPast is the refusal of req when its origin is paused past the bound. A given-up
+		// origin (an error from PausedUntil) is refused by the clock below, with its own error.
+		pausedPast := func() error {
+			until, reason, err := clock.PausedUntil(key)
+			if err != nil || !until.After(by) {
+				return nil
 			}
+			now := time.Now()
 			tl := &hostclock.WaitTooLongError{Origin: key, Earliest: until, Reason: reason, Deadline: by,
 				Wait: until.Sub(now), Left: by.Sub(now)}
 			sink.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: key, Kind: kind.Of(req),
 				Method: req.Method, Reason: "deadline", Detail: tl.Error(), Err: tl, Until: until})
-			return nil, inPolicyTerms(tl, max)
+			return inPolicyTerms(tl, max)
+		}
+		if err := pausedPast(); err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, err
 		}
 		resp, err := next.RoundTrip(req)
 		var tl *hostclock.WaitTooLongError
 		if err != nil && errors.As(err, &tl) {
 			err = inPolicyTerms(err, max)
+		}
+		// A 429 or 503 the retry layer did not re-send because the pause it brought outlasts the
+		// bound is refused as a wait would have been: the person learns how long the site asked.
+		if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+			if perr := pausedPast(); perr != nil {
+				resp.Body.Close() // hands the slot back
+				return nil, perr
+			}
 		}
 		return resp, err
 	})

@@ -145,3 +145,23 @@ func TestUserTriggeredBoundStaysOffTheSharedRobotsTxtFetch(t *testing.T) {
 		t.Errorf("the keeper holds %+v (%v) for the origin; want robots.txt as read", e, err)
 	}
 }
+
+// A 429 whose Retry-After outlasts the bound is not re-sent — no retry is counted, reported or
+// attempted — and the person gets the refusal saying how long the site asked to wait.
+func TestUserTriggeredDoesNotRetryPastTheBound(t *testing.T) {
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	origin := site.NewOrigin().Serve("/busy", etiquettetest.Status(http.StatusTooManyRequests).RetryAfter(time.Minute))
+	d := testDoorAt(t, origin.Addr(), func(p *Policy) { p.Mode, p.MaxWait = UserTriggered, 2*time.Second })
+	_, err := d.Client().Get(origin.URL + "/busy")
+	var tl *hostclock.WaitTooLongError
+	if !errors.As(err, &tl) || tl.Reason != hostclock.ReasonRetryAfter || tl.Wait < 50*time.Second {
+		t.Errorf("got %v; want a WaitTooLongError (retry-after, about 60 s)", err)
+	}
+	if n := d.Stats().Retries; n != 0 {
+		t.Errorf("%d retries counted for a request that could not be re-sent within its bound", n)
+	}
+	if paths := etiquettetest.Paths(origin.Requests()); len(paths) != 2 {
+		t.Errorf("the site saw %q, want robots.txt and one /busy", paths)
+	}
+}
