@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/dunglas/httpsfv v1.1.2
-	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79
 	github.com/mmcdole/gofeed v1.4.2
@@ -16,8 +15,8 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0
-	golang.org/x/text v0.43.0
 	golang.org/x/term v0.47.0
+	golang.org/x/text v0.43.0
 	gonum.org/v1/plot v0.17.0
 )
 
