@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/politecrawl/etiquette/cmd/etiquette/demosite"
@@ -47,6 +48,12 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 		return exitUsage, demoDoc.argErrorf("takes no arguments, got %q", rest)
 	}
 
+	// An unusable report directory is a usage error found before the site starts, as crawl finds it.
+	if *reportDir != "" {
+		if err := os.MkdirAll(*reportDir, 0o755); err != nil {
+			return exitUsage, usagef("--report %s: %v", *reportDir, err)
+		}
+	}
 	site, err := demosite.Start()
 	if err != nil {
 		return exitNo, err

@@ -55,6 +55,29 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestTopLevelHelpListsEveryCommandForm: the top-level help names each command's flags that
+// change what it answers (robots --user-triggered reads robots.txt as a fetch for a person does).
+func TestTopLevelHelpListsEveryCommandForm(t *testing.T) {
+	_, out, _ := runCLI(t, nil, "help")
+	for _, form := range []string{"robots [--user-triggered", "--compare-colly", "fetch IDENTITY-FLAGS", "demo [--twice] [--report DIR]"} {
+		if !strings.Contains(out, form) {
+			t.Errorf("the top-level help does not list %q:\n%s", form, out)
+		}
+	}
+}
+
+// TestDemoRefusesAnUnusableReportDirBeforeStarting: --report naming a directory that cannot be
+// created exits 2 before the demo site starts or anything is crawled.
+func TestDemoRefusesAnUnusableReportDirBeforeStarting(t *testing.T) {
+	code, out, errOut := runCLI(t, nil, "demo", "--report", "/proc/nope")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "/proc/nope") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 naming the directory and nothing on stdout", code, out, errOut)
+	}
+	if strings.Contains(errOut, "the demo site:") {
+		t.Errorf("the demo site started before the report directory was checked:\n%s", errOut)
+	}
+}
+
 // TestUsageErrorsOnStderr: a wrong command line exits 2 with one message prefixed once, and no
 // help on stdout.
 func TestUsageErrorsOnStderr(t *testing.T) {

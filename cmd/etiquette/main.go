@@ -30,8 +30,9 @@ const usageText = `usage: etiquette COMMAND [flags] [arguments]
 commands:
   ua check [--profile generic|fau] UA      validate a User-Agent (exit 0 valid, 1 invalid)
   ua build IDENTITY-FLAGS                  print the canonical User-Agent
-  robots [--compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL
-                                           decide URL against a robots.txt file (exit 0 allowed, 1 disallowed)
+  robots [--user-triggered [--strict-robots --crawl-token T] | --compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL
+                                           decide URL against a robots.txt file, for the crawl or (--user-triggered)
+                                           for a fetch a person asked for (exit 0 allowed, 1 disallowed)
   crawl IDENTITY-FLAGS [flags] URL...      crawl politely; one JSON line per URL on stdout
   fetch IDENTITY-FLAGS [flags] URL         fetch one page for a person (the user-triggered token)
   keys generate FILE | jwks FILE... | directory --directory-authority HOST FILE...

@@ -44,7 +44,7 @@ and a line starting with DIFFERENT where the two disagree.`,
 var inTokenTerms = strings.NewReplacer("Identity.Token", "PRODUCT_TOKEN", "Identity.UserToken", "PRODUCT_TOKEN",
 	"Identity.Org", "the ORG of FAU-ORG-BOT", "Identity.Bot", "the BOT of FAU-ORG-BOT")
 
-// runRobots: "robots [--compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL". The first output line is
+// runRobots: "robots [--user-triggered [--strict-robots --crawl-token T] | --compare-colly] ROBOTS_FILE PRODUCT_TOKEN URL". The first output line is
 // "allowed" or "disallowed", the second the deciding rule.
 func runRobots(_ context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet(robotsDoc)
