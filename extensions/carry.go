@@ -66,6 +66,7 @@ func readCollector(c *colly.Collector, client *http.Client, prev *guardState) co
 // carried is what Polite took from the collector that the collector's transport still needs.
 type carried struct {
 	maxBody int64 // the MaxBodySize the door caps bodies at; 0 when none was carried
+	proxied bool  // the door's proxy is the collector's
 }
 
 // carry returns p with the collector's settings s carried into it, the effects to state at start
@@ -75,6 +76,9 @@ func (s collectorSettings) carry(p politeness.Policy, logger *slog.Logger) (poli
 	var out carried
 	if err := s.carryTransport(&p); err != nil {
 		return p, out, nil, err
+	}
+	if t, ok := s.transport.(*http.Transport); ok && t.Proxy != nil {
+		out.proxied = true
 	}
 	if s.hasClient {
 		limit := p.Timeout
@@ -121,7 +125,7 @@ func (s collectorSettings) carryTransport(p *politeness.Policy) error {
 				return errors.New("etiquette: the collector has a proxy (SetProxy or SetProxyFunc before Polite) and Policy.Proxy is set too; " +
 					"Polite cannot tell whether the two choose the same proxy: remove the SetProxy/SetProxyFunc call, or leave Policy.Proxy nil and Polite carries the collector's")
 			}
-			p.Proxy = t.Proxy
+			p.Proxy = noteProxy(t.Proxy)
 		}
 		if !customTransport(t) {
 			return nil // Colly's SetProxyFunc made it for the proxy alone

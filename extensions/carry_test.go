@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/proxy"
 
 	"github.com/politecrawl/etiquette/etiquettetest"
 	"github.com/politecrawl/etiquette/extensions"
@@ -48,11 +49,12 @@ func (w *warnings) logger() *slog.Logger {
 }
 
 // A proxy set on the collector before Polite (SetProxy/SetProxyFunc write Colly's transport)
-// still carries every request — robots.txt and the page — instead of the door going direct.
+// still carries every request — robots.txt and the page — instead of the door going direct, and
+// the response still names the proxy it came through.
 func TestPoliteCarriesAProxySetBefore(t *testing.T) {
 	var mu sync.Mutex
 	var proxied []string
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxyServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		proxied = append(proxied, r.URL.String()) // a proxied request names the whole URL
 		mu.Unlock()
@@ -62,26 +64,32 @@ func TestPoliteCarriesAProxySetBefore(t *testing.T) {
 		}
 		fmt.Fprint(w, "via proxy")
 	}))
-	defer proxy.Close()
+	defer proxyServer.Close()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("%s reached the site directly, not through the proxy", r.URL.Path)
 	}))
 	defer site.Close()
 
-	c := colly.NewCollector()
-	if err := c.SetProxy(proxy.URL); err != nil {
+	// Colly's proxy_switcher example: a switcher, and the proxy each response came through.
+	switcher, err := proxy.RoundRobinProxySwitcher(proxyServer.URL)
+	if err != nil {
 		t.Fatal(err)
 	}
+	c := colly.NewCollector()
+	c.SetProxyFunc(switcher)
 	if err := extensions.Polite(c, fastPolicy(t, site, nil)); err != nil {
 		t.Fatal(err)
 	}
-	var body string
-	c.OnResponse(func(r *colly.Response) { body = string(r.Body) })
+	var body, via string
+	c.OnResponse(func(r *colly.Response) { body, via = string(r.Body), r.Request.ProxyURL })
 	if err := c.Visit(site.URL + "/page"); err != nil {
 		t.Fatal(err)
 	}
 	if body != "via proxy" {
 		t.Errorf("the page read %q, want the proxy's answer", body)
+	}
+	if via != proxyServer.URL {
+		t.Errorf("r.Request.ProxyURL is %q, want %q", via, proxyServer.URL)
 	}
 	if want := []string{site.URL + "/robots.txt", site.URL + "/page"}; fmt.Sprint(proxied) != fmt.Sprint(want) {
 		t.Errorf("the proxy saw %q, want %q", proxied, want)

@@ -5,10 +5,13 @@ package extensions
 // scraper chose, is not reported as the scraper's.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"sync/atomic"
 
 	"github.com/gocolly/colly/v2"
 
@@ -28,9 +31,17 @@ var ErrOriginGivenUp = errors.New("etiquette: the origin was given up for this c
 type collyTransport struct {
 	next    http.RoundTripper // the door
 	maxBody int64             // the collector's MaxBodySize the door caps bodies at; 0: none carried
+	proxied bool              // the door's proxy is the collector's (noteProxy)
 }
 
 func (t *collyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.proxied && req.Response == nil {
+		return t.noteProxyURL(req)
+	}
+	return t.roundTrip(req)
+}
+
+func (t *collyTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	if ua := req.Header["User-Agent"]; len(ua) == 1 && ua[0] == collyDefaultAgent {
 		// A clone made before Polite still sends Colly's default: nothing the scraper chose, so
 		// nothing for the door to report as replaced.
@@ -47,6 +58,40 @@ func (t *collyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &collyBody{ReadCloser: resp.Body, maxBody: t.maxBody}
 	}
 	return resp, nil
+}
+
+// proxyNoteKey is the context key of the *proxyNote a request carries into the door.
+type proxyNoteKey struct{}
+
+// proxyNote is the proxy a request went through, as Colly's proxy switchers record it.
+type proxyNote struct{ url atomic.Pointer[string] }
+
+// noteProxyURL sends req and gives it the proxy its proxy function chose, where Colly reads it
+// (r.Request.ProxyURL). Colly's switchers record it by overwriting the request they are given —
+// below the door, a copy of req — so the door's proxy function (noteProxy) passes it back up. A
+// transport may not change its caller's request, but Colly's own does, and Colly reads nothing
+// else; only the request Colly built is changed, never a redirect hop.
+func (t *collyTransport) noteProxyURL(req *http.Request) (*http.Response, error) {
+	note := &proxyNote{}
+	resp, err := t.roundTrip(req.WithContext(context.WithValue(req.Context(), proxyNoteKey{}, note)))
+	if u := note.url.Load(); u != nil {
+		*req = *req.WithContext(context.WithValue(req.Context(), colly.ProxyURLKey, *u))
+	}
+	return resp, err
+}
+
+// noteProxy wraps a collector's proxy function so that the proxy a Colly switcher records on the
+// door's copy of a request reaches the collector's request (noteProxyURL).
+func noteProxy(f func(*http.Request) (*url.URL, error)) func(*http.Request) (*url.URL, error) {
+	return func(r *http.Request) (*url.URL, error) {
+		u, err := f(r)
+		if note, ok := r.Context().Value(proxyNoteKey{}).(*proxyNote); ok {
+			if s, ok := r.Context().Value(colly.ProxyURLKey).(string); ok {
+				note.url.Store(&s)
+			}
+		}
+		return u, err
+	}
 }
 
 // collyError gives a refusal of the door the error Colly's users test for as well.

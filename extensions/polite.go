@@ -108,7 +108,7 @@ func install(c *colly.Collector, p politeness.Policy, wrap func(http.RoundTrippe
 			refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
 		return nil, err
 	}
-	var transport http.RoundTripper = &collyTransport{next: d, maxBody: took.maxBody}
+	var transport http.RoundTripper = &collyTransport{next: d, maxBody: took.maxBody, proxied: took.proxied}
 	if wrap != nil {
 		transport = wrap(transport)
 	}
