@@ -191,17 +191,21 @@ func TestPoliteCarriesCacheDir(t *testing.T) {
 // CacheDir and a Policy that says otherwise about the cache cannot both hold: Polite says which
 // to drop.
 func TestPoliteRefusesCacheDirWithAnotherCache(t *testing.T) {
-	for name, set := range map[string]func(*politeness.Policy){
-		"NoCache":        func(p *politeness.Policy) { p.NoCache = true },
-		"CacheStore":     func(p *politeness.Policy) { p.NoCache, p.CacheStore = false, cache.NewMemoryStore(0) },
-		"user-triggered": func(p *politeness.Policy) { p.NoCache, p.Mode = false, politeness.UserTriggered },
+	for _, tc := range []struct {
+		name, want string
+		set        func(*politeness.Policy)
+	}{
+		{"NoCache", "Policy.NoCache", func(p *politeness.Policy) { p.NoCache = true }},
+		{"CacheStore", "Policy.CacheStore", func(p *politeness.Policy) { p.NoCache, p.CacheStore = false, cache.NewMemoryStore(0) }},
+		{"user-triggered", "c.CacheDir", func(p *politeness.Policy) { p.NoCache, p.Mode = false, politeness.UserTriggered }},
+		{"MinRevisit", "Policy.MinRevisit", func(p *politeness.Policy) { p.NoCache, p.MinRevisit = false, 2*time.Hour }},
 	} {
-		c := colly.NewCollector(colly.CacheDir(t.TempDir()))
+		c := colly.NewCollector(colly.CacheDir(t.TempDir()), colly.CacheExpiration(time.Hour))
 		p := fastPolicyAt(t, "127.0.0.1:1", nil)
-		set(&p)
+		tc.set(&p)
 		err := extensions.Polite(c, p)
-		if err == nil || !strings.Contains(err.Error(), "CacheDir") {
-			t.Errorf("%s: Polite = %v, want an error naming CacheDir", name, err)
+		if err == nil || !strings.Contains(err.Error(), "Cache") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Polite = %v, want an error naming the collector's cache setting and %s", tc.name, err, tc.want)
 		}
 	}
 }
