@@ -12,10 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gocolly/colly/v2"
 
@@ -31,19 +29,42 @@ var ErrDoorBypassed = errors.New("etiquette: the collector's transport is no lon
 
 // Polite installs the one door as c's transport: every request c and its clones send — pages,
 // redirect hops, retries — is identified, robots-checked, cookie-free unless a purpose needs
-// cookies, cached and budgeted. It also turns off what the door replaces: Colly's robots.txt
-// check (IgnoreRobotsTxt = true), its cookie jar, its CacheDir and its silent MaxBodySize cut
-// (the door's caps report truncation), and sets c.UserAgent to the policy's User-Agent.
+// cookies, cached and budgeted.
 //
-// When p has no valid identity, Polite returns the error and leaves c unable to send anything —
-// every request fails with that error — so a scraper that ignores the error still never goes
-// out under Colly's default User-Agent.
+// What c already has is carried into the door, refused, or overridden and said — never dropped:
+//   - carried: a proxy set with SetProxy or SetProxyFunc (into Policy.Proxy), an *http.Transport
+//     set with WithTransport or SetClient (Policy.BaseTransport), the client's timeout
+//     (SetRequestTimeout, Colly's 10 s by default) when stricter than Policy.Timeout, a
+//     MaxBodySize other than Colly's default (every kind's cap but robots.txt's is lowered to it;
+//     a longer body is an error naming MaxBodySize, not a silent cut), and CacheDir (the
+//     directory of the door's disk cache; CacheExpiration becomes Policy.MinRevisit);
+//   - refused with an error naming what to set instead: a proxy or transport that conflicts with
+//     the Policy's, any other transport, CacheDir with Policy.NoCache, a Policy.CacheStore or a
+//     user-triggered policy, and cookies already in Colly's jar (the door does not use it;
+//     Policy.Cookies declares the purpose that keeps cookies);
+//   - overridden and said once, in one Warn record at start: a UserAgent the scraper set (the
+//     identity is sent), IgnoreRobotsTxt = false (the door obeys robots.txt), Async and LimitRules
+//     looser than the door's budget, SetRequestTimeout(0) and MaxBodySize 0 (the door bounds
+//     both), a cookie jar it cannot read.
+//
+// Polite then turns off what the door replaces — Colly's robots.txt check (IgnoreRobotsTxt =
+// true), its cookie jar, its CacheDir, MaxBodySize and client timeout — and sets c.UserAgent to
+// the policy's User-Agent. A User-Agent set later on a request (a callback, Colly's
+// RandomUserAgent, c.UserAgent) is replaced too, and the door says so once, at the first such
+// request. Refusals keep Colly's errors: a URL robots.txt disallows is colly.ErrRobotsTxtBlocked
+// as well as robots.ErrDisallowed, and a request to an origin the door gave up is
+// [ErrOriginGivenUp].
+//
+// When p has no valid identity, or a setting is refused, Polite returns the error and leaves c
+// unable to send anything — every request fails with that error — so a scraper that ignores the
+// error still never goes out under Colly's default User-Agent.
 //
 // Configure proxies with Policy.Proxy and timeouts with Policy.Timeout: Colly's SetProxy,
-// SetProxyFunc, SetClient, WithTransport and SetRequestTimeout replace or weaken the door. Polite
-// watches for that through c.Context (every request's context, clones' included, derives from
-// it): once the transport is no longer the door, each request is cancelled before it leaves, an
-// error is logged, and [Status] reports it. Do not replace c.Context after Polite.
+// SetProxyFunc, SetClient, WithTransport and SetRequestTimeout called after Polite replace or
+// weaken the door. Polite watches for that through c.Context (every request's context, clones'
+// included, derives from it): once the transport is no longer the door, each request is
+// cancelled before it leaves with [ErrDoorBypassed], an error is logged, and [Status] reports
+// it. Do not replace c.Context after Polite.
 func Polite(c *colly.Collector, p politeness.Policy) error {
 	_, err := Install(c, p)
 	return err
@@ -54,9 +75,9 @@ func Install(c *colly.Collector, p politeness.Policy) (*politeness.Door, error) 
 	return install(c, p, nil)
 }
 
-// install is Install with the door wrapped by wrap before it becomes c's transport (nil: the door
-// itself); the wrapper is what the guard then expects to find.
-func install(c *colly.Collector, p politeness.Policy, wrap func(*politeness.Door) http.RoundTripper) (*politeness.Door, error) {
+// install is Install with the collector's transport wrapped by wrap (nil: none); the wrapper is
+// what the guard then expects to find.
+func install(c *colly.Collector, p politeness.Policy, wrap func(http.RoundTripper) http.RoundTripper) (*politeness.Door, error) {
 	if c == nil {
 		return nil, errors.New("etiquette: nil collector")
 	}
@@ -68,17 +89,28 @@ func install(c *colly.Collector, p politeness.Policy, wrap func(*politeness.Door
 	if logger == nil {
 		logger = slog.Default()
 	}
-	d, err := politeness.NewDoor(p)
+	var prev *guardState
+	if g, ok := c.Context.(*guard); ok {
+		prev = g.state.Load()
+	}
+	settings := readCollector(c, client(), prev)
+	p, took, stated, err := settings.carry(p, logger)
+	var d *politeness.Door
+	if err == nil {
+		d, err = politeness.NewDoor(p)
+	}
 	if err != nil {
 		// Leave c unable to send: its transport fails every request, and its context is done.
 		err = fmt.Errorf("%w (this collector sends nothing until extensions.Polite succeeds)", err)
-		c.WithTransport(refusingTransport{err})
-		installGuard(c, client, &guardState{refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
+		refusing := refusingTransport{err}
+		c.WithTransport(refusing)
+		installGuard(c, client, &guardState{transport: refusing, settings: settings,
+			refused: fmt.Errorf("%w: %w", err, context.Canceled), logger: logger, bus: &events.Bus{}})
 		return nil, err
 	}
-	var transport http.RoundTripper = d
+	var transport http.RoundTripper = &collyTransport{next: d, maxBody: took.maxBody, proxied: took.proxied}
 	if wrap != nil {
-		transport = wrap(d)
+		transport = wrap(transport)
 	}
 	c.WithTransport(transport)
 	c.SetRequestTimeout(0)
@@ -87,7 +119,8 @@ func install(c *colly.Collector, p politeness.Policy, wrap func(*politeness.Door
 	c.CacheDir = ""
 	c.MaxBodySize = 0
 	c.UserAgent = d.UserAgent()
-	installGuard(c, client, &guardState{door: d, transport: transport, logger: logger, bus: d.Events()})
+	stateOverrides(logger, append(stated, settings.overrides(p, d.UserAgent())...))
+	installGuard(c, client, &guardState{door: d, transport: transport, settings: settings, logger: logger, bus: d.Events()})
 	return d, nil
 }
 
@@ -121,6 +154,7 @@ type guardState struct {
 	door      *politeness.Door
 	transport http.RoundTripper // the collector's transport as installed: the door, or a wrapper of it
 	refused   error             // non-nil: Polite failed; the context is done from the start
+	settings  collectorSettings // what Polite read from the collector
 	logger    *slog.Logger
 	bus       *events.Bus
 
@@ -202,27 +236,4 @@ func (t refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req.Body.Close()
 	}
 	return nil, t.err
-}
-
-// clientReader returns a function that reads c's unexported HTTP client. Colly v2.3.0 has no
-// getter for it, and the door must notice when a setter replaced the transport. The layout is
-// looked up by reflection once, here — it reports false when it is not the one Polite was built
-// for — and the function reads the two pointers at their offsets, because the guard runs it on
-// every Done and Err of every request's context. A spec pins the layout.
-func clientReader(c *colly.Collector) (func() *http.Client, bool) {
-	backend, ok := reflect.TypeFor[colly.Collector]().FieldByName("backend")
-	if !ok || len(backend.Index) != 1 || backend.Type.Kind() != reflect.Pointer || backend.Type.Elem().Kind() != reflect.Struct {
-		return nil, false
-	}
-	client, ok := backend.Type.Elem().FieldByName("Client")
-	if !ok || len(client.Index) != 1 || client.Type != reflect.TypeFor[*http.Client]() {
-		return nil, false
-	}
-	return func() *http.Client {
-		b := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(c), backend.Offset))
-		if b == nil {
-			return nil
-		}
-		return *(**http.Client)(unsafe.Add(b, client.Offset))
-	}, true
 }

@@ -42,7 +42,7 @@ const (
 // (anything but a *cache.MemoryStore) is refused.
 func UserTriggered(c *colly.Collector, p politeness.Policy) error {
 	p.Mode = politeness.UserTriggered
-	if _, err := install(c, p, func(d *politeness.Door) http.RoundTripper { return &onePage{next: d} }); err != nil {
+	if _, err := install(c, p, func(next http.RoundTripper) http.RoundTripper { return &onePage{next: next} }); err != nil {
 		return err
 	}
 	c.OnRequest(func(r *colly.Request) { r.Ctx.Put(ModeKey, ModeUserTriggered) })

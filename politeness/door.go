@@ -144,7 +144,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 		func(next http.RoundTripper) http.RoundTripper { return trackPending(next, d.pending, bus) },
 		func(next http.RoundTripper) http.RoundTripper { return capBodies(next, p.maxBody) },
 		func(next http.RoundTripper) http.RoundTripper {
-			return identityLayer(next, p.agent(), p.Identity.From())
+			return identityLayer(next, p.agent(), p.Identity.From(), bus)
 		},
 		func(next http.RoundTripper) http.RoundTripper {
 			if p.Mode != UserTriggered {

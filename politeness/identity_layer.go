@@ -4,10 +4,17 @@ package politeness
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/origin"
 )
+
+// agentReplaced is the Notice reason of a User-Agent the caller set that the identity replaced.
+const agentReplaced = "user-agent-replaced"
 
 // identityLayer sets on every request:
 //   - exactly agent as the User-Agent, whatever a callback, colly.Headers or
@@ -24,7 +31,12 @@ import (
 //
 // It runs once per redirect hop: Go's client copies the original request's headers to each hop,
 // not what a layer set, so nothing set on an earlier hop is relied on.
-func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper {
+//
+// The first request that arrives with a User-Agent other than agent — a caller's choice, such as
+// a browser string — is a Notice on sink (reason "user-agent-replaced", logged at Warn) naming
+// both, once per layer, i.e. per door: the caller's code keeps setting it, and it never goes
+// out, so the caller hears it once rather than never or on every request.
+func identityLayer(next http.RoundTripper, agent, from string, sink events.Sink) http.RoundTripper {
 	// One value slice per header for every request, instead of one per request: net/http and
 	// http.Header never write into a value slice, and a capacity of 1 makes an Add copy it.
 	agentValue, fromValue := []string{agent}[:1:1], []string{from}[:1:1]
@@ -32,7 +44,14 @@ func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper
 	for _, k := range []kind.Kind{kind.Robots, kind.Sitemap, kind.LLMs, kind.Feed, kind.API, kind.HTML, kind.Other} {
 		accepts[k] = []string{k.Accept()}[:1:1]
 	}
+	var told atomic.Bool
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if ua, chosen := callersAgent(req.Header, agent); chosen && !told.Load() && told.CompareAndSwap(false, true) {
+			budget, _ := origin.BudgetKey(req.URL)
+			sink.Emit(events.Event{Type: events.Notice, URL: req.URL.Redacted(), Origin: budget, Reason: agentReplaced,
+				Detail: "the User-Agent " + strconv.Quote(ua) + " set by the caller is not sent: every request carries the crawler's identity " +
+					strconv.Quote(agent) + " (Policy.Identity); remove the code that sets it (said once per door)"})
+		}
 		k := kind.Of(req)
 		out := req.WithContext(kind.WithKind(req.Context(), k))
 		out.Header = cloneHeader(req.Header, 3) // only the headers change; the rest is shared, as WithContext does
@@ -60,6 +79,16 @@ func identityLayer(next http.RoundTripper, agent, from string) http.RoundTripper
 		}
 		return next.RoundTrip(out)
 	})
+}
+
+// callersAgent returns the User-Agent h carries when it is one the caller chose: present,
+// not empty and not agent.
+func callersAgent(h http.Header, agent string) (string, bool) {
+	ua := h["User-Agent"]
+	if len(ua) == 0 || len(ua) == 1 && (ua[0] == agent || ua[0] == "") {
+		return "", false
+	}
+	return strings.Join(ua, ", "), true
 }
 
 // cloneHeader is http.Header.Clone with room for extra more names (so that setting User-Agent,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
@@ -47,7 +48,7 @@ func TestIdentityLayer(t *testing.T) {
 				req = kind.Mark(req, tt.marked)
 			}
 			before := req.Header.Clone()
-			if _, err := identityLayer(next, agent, tt.from).RoundTrip(req); err != nil {
+			if _, err := identityLayer(next, agent, tt.from, events.Discard).RoundTrip(req); err != nil {
 				t.Fatal(err)
 			}
 			out := next.last()
@@ -72,5 +73,31 @@ func TestIdentityLayer(t *testing.T) {
 				t.Errorf("the caller's request was modified: %v, was %v", req.Header, before)
 			}
 		})
+	}
+}
+
+// A User-Agent the caller chose is replaced, and said once per layer (per door) as a Notice
+// naming both; the identity itself, or no User-Agent, is nothing to say.
+func TestIdentityLayerSaysOnceWhenItReplacesTheCallersAgent(t *testing.T) {
+	const agent = "ExampleBot/1.0 (+https://example.org/bot)"
+	var bus events.Bus
+	var notices []events.Event
+	bus.Subscribe(func(e events.Event) { notices = append(notices, e) })
+	layer := identityLayer(&recorder{}, agent, "", &bus)
+	for _, ua := range []string{"", agent, "Mozilla/5.0 (X11)", "Other/1.0", "Mozilla/5.0 (X11)"} {
+		req, _ := http.NewRequest(http.MethodGet, "https://example.org/a", nil)
+		if ua != "" {
+			req.Header.Set("User-Agent", ua)
+		}
+		if _, err := layer.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(notices) != 1 {
+		t.Fatalf("%d notices, want one: %+v", len(notices), notices)
+	}
+	if n := notices[0]; n.Type != events.Notice || n.Reason != agentReplaced ||
+		!strings.Contains(n.Detail, `"Mozilla/5.0 (X11)"`) || !strings.Contains(n.Detail, agent) {
+		t.Errorf("notice %+v, want one naming the caller's agent and the identity", n)
 	}
 }

@@ -38,7 +38,8 @@ const (
 	// Notice: something an operator should know that is not about one request; Reason says what
 	// ("door-bypassed": a weakened collector, "truncated": a body cut at its cap,
 	// "cookie-refused", "backlog": too many requests waiting, "cache-corrupt", "latency": an origin
-	// slowed by its response time, or recovered).
+	// slowed by its response time, or recovered; "user-agent-replaced": a caller's User-Agent the
+	// identity replaced, once per door).
 	Notice Type = "notice"
 )
 
