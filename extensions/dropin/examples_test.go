@@ -37,8 +37,8 @@ var examples = []program{
 	{name: "proxy_switcher", example: true, about: `(?i)prox`, body: proxySwitcherExample},
 	{name: "shopify_sitemap", example: true, body: shopifySitemapExample},
 	{name: "xkcd_store", example: true, body: xkcdStoreExample},
-	{name: "login", example: true, about: `(?i)cookie|session|login`, body: loginExample},
-	{name: "coursera_courses", example: true, about: `(?i)cache`, body: courseraExample},
+	{name: "login", example: true, about: `(?i)cookie|session`, body: loginExample},
+	{name: "coursera_courses", example: true, about: `CacheDir`, body: courseraExample},
 }
 
 // hostOf is the host name Colly's domain filters compare: "127.0.0.1" for every origin here.

@@ -60,7 +60,8 @@ type program struct {
 	unordered bool
 	// about, when set, is what a message must mention to explain a difference: the setting at
 	// stake (`(?i)timeout`). A record about something else — a slow answer noticed — does not
-	// tell the user that their timeout was dropped. Unset: any new message counts.
+	// tell the user that their timeout was dropped. Unset: any new message counts. Messages
+	// quote URLs, so the words must not be in the program's paths.
 	about string
 	body  func(r *run)
 }
@@ -90,8 +91,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// dropTime leaves out of a record the attributes that change from run to run — its time, and
+// measured durations and instants — so two runs' records compare and the table reads the same
+// from one run to the next.
 func dropTime(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && a.Key == slog.TimeKey {
+	switch a.Key {
+	case slog.TimeKey, "until", "wait", "duration", "response_time", "interval":
 		return slog.Attr{}
 	}
 	return a
@@ -110,7 +115,7 @@ func TestDropInMatrix(t *testing.T) {
 			})
 		}
 	})
-	attributeDefaultLog(rows)
+	unclaimed := attributeDefaultLog(rows)
 	var table strings.Builder
 	table.WriteString("| program | bare | with Polite | message seen |\n|---|---|---|---|\n")
 	for _, r := range rows {
@@ -252,10 +257,11 @@ func (r *run) since() {
 
 // outcome is what a run did, with origin URLs replaced by their names.
 type outcome struct {
-	lines    []string // what the program printed
-	visits   []string // "METHOD target status" of every request but robots.txt, sorted
-	messages []string // errors and log records the user saw
-	addrs    []string // host:port of the run's origins, to attribute default-log records
+	lines     []string            // what the program printed
+	visits    []string            // "METHOD target status" of every request but robots.txt, sorted
+	messages  []string            // errors and log records the user saw
+	addrs     []string            // host:port of the run's origins, to attribute default-log records
+	normalize func(string) string // the run's names for its addresses
 }
 
 func (r *run) outcome(unordered bool) *outcome {
@@ -265,9 +271,9 @@ func (r *run) outcome(unordered bool) *outcome {
 	if r.mark != nil {
 		reqs = r.site.Since(*r.mark)
 	}
-	o := &outcome{addrs: r.addrs}
+	o := &outcome{addrs: r.addrs, normalize: r.normalize}
 	for _, l := range r.lines {
-		o.lines = append(o.lines, r.normalize(l))
+		o.lines = append(o.lines, r.normalizeLocked(l))
 	}
 	if unordered {
 		slices.Sort(o.lines)
@@ -276,15 +282,15 @@ func (r *run) outcome(unordered bool) *outcome {
 		if q.Path() == "/robots.txt" {
 			continue // a polite run reads it first; what a program asks for is the rest
 		}
-		o.visits = append(o.visits, fmt.Sprintf("%s %s%s %d", q.Method, r.normalize(q.Origin), q.Target, q.Status))
+		o.visits = append(o.visits, fmt.Sprintf("%s %s%s %d", q.Method, r.normalizeLocked(q.Origin), q.Target, q.Status))
 	}
 	slices.Sort(o.visits)
 	for _, m := range r.messages {
-		o.messages = append(o.messages, r.normalize(m))
+		o.messages = append(o.messages, r.normalizeLocked(m))
 	}
 	for _, l := range strings.Split(strings.TrimSpace(r.log.String()), "\n") {
 		if l != "" {
-			o.messages = append(o.messages, r.normalize(l))
+			o.messages = append(o.messages, r.normalizeLocked(l))
 		}
 	}
 	return o
@@ -293,6 +299,12 @@ func (r *run) outcome(unordered bool) *outcome {
 // normalize replaces origin and proxy addresses by their names, longest first, so a bare and a
 // polite run on different ports read alike.
 func (r *run) normalize(s string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.normalizeLocked(s)
+}
+
+func (r *run) normalizeLocked(s string) string {
 	keys := make([]string, 0, len(r.names))
 	for k := range r.names {
 		keys = append(keys, k)
@@ -310,35 +322,28 @@ type row struct {
 	bare, polite *outcome
 }
 
-// attributeDefaultLog adds each record logged through slog.Default to the polite run whose
-// origin it names. Runs are matched
-// by address; a record naming no run's origin is kept in unclaimed and shown with the table.
-func attributeDefaultLog(rows []row) {
-	text := strings.TrimSpace(defaultLog.String())
+// attributeDefaultLog adds each record logged through slog.Default since the last call to the
+// polite run whose origin it names, and returns the records that name none.
+func attributeDefaultLog(rows []row) (unclaimed []string) {
+	text := strings.TrimSpace(defaultLog.take())
 	if text == "" {
-		return
+		return nil
 	}
 	for _, l := range strings.Split(text, "\n") {
 		claimed := false
-		for i := range rows {
-			if rows[i].polite == nil {
+		for _, r := range rows {
+			if r.polite == nil || !slices.ContainsFunc(r.polite.addrs, func(a string) bool { return strings.Contains(l, a) }) {
 				continue
 			}
-			for _, a := range rows[i].polite.addrs {
-				if strings.Contains(l, a) {
-					rows[i].polite.messages = append(rows[i].polite.messages, "slog.Default: "+l)
-					claimed = true
-				}
-			}
+			r.polite.messages = append(r.polite.messages, "slog.Default: "+r.polite.normalize(l))
+			claimed = true
 		}
 		if !claimed {
 			unclaimed = append(unclaimed, l)
 		}
 	}
+	return unclaimed
 }
-
-// unclaimed holds default-log records that name no run's origin.
-var unclaimed []string
 
 // verdict is a row's comparison.
 type verdict struct {
@@ -366,7 +371,8 @@ func (r row) verdict() verdict {
 	if v.seen == "" {
 		v.seen = "—"
 	}
-	if len(lostL)+len(gainL)+len(lostV)+len(gainV) == 0 {
+	reordered := len(lostL)+len(gainL) == 0 && !slices.Equal(r.bare.lines, r.polite.lines)
+	if len(lostL)+len(gainL)+len(lostV)+len(gainV) == 0 && !reordered {
 		v.identical = true
 		v.polite = "identical"
 		return v
@@ -377,6 +383,9 @@ func (r row) verdict() verdict {
 		if len(items) > 0 {
 			parts = append(parts, label+" "+quoteSome(items, 2))
 		}
+	}
+	if reordered {
+		parts = append(parts, "printed the same lines in another order")
 	}
 	add("printed not", lostL)
 	add("printed", gainL)
@@ -405,7 +414,7 @@ func (v verdict) markdown(p program) string {
 
 // summary is a bare run in a few words: how much it printed and fetched.
 func summary(o *outcome) string {
-	s := fmt.Sprintf("%d lines, %d requests", len(o.lines), len(o.visits))
+	s := fmt.Sprintf("%d lines printed; %d requests", len(o.lines), len(o.visits))
 	if len(o.lines) > 0 {
 		s += ", e.g. " + quoteSome(o.lines, 1)
 	}
@@ -475,6 +484,15 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// take returns what was written and empties the buffer.
+func (l *lockedBuffer) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.b.String()
+	l.b.Reset()
+	return s
 }
 
 var _ io.Writer = (*lockedBuffer)(nil)
