@@ -44,9 +44,7 @@ var examples = []program{
 // hostOf is the host name Colly's domain filters compare: "127.0.0.1" for every origin here.
 func hostOf(r *run, raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	r.must(err)
 	return u.Hostname()
 }
 
@@ -115,9 +113,7 @@ func queueExample(r *run) {
 
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	q, err := queue.New(2, &queue.InMemoryQueueStorage{MaxSize: 10000})
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	r.must(err)
 	c.OnRequest(func(req *colly.Request) {
 		r.printf("visiting %s", req.URL)
 		if n := req.URL.Query().Get("n"); n != "" {
@@ -219,9 +215,7 @@ func proxySwitcherExample(r *run) {
 
 	c := colly.NewCollector(colly.AllowURLRevisit())
 	rp, err := proxy.RoundRobinProxySwitcher(p1, p2)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	r.must(err)
 	c.SetProxyFunc(rp)
 	c.OnResponse(func(resp *colly.Response) {
 		r.printf("proxy address %q, via %q", resp.Request.ProxyURL, textOf(resp.Body, "x-via"))

@@ -80,9 +80,7 @@ func forwardProxy(r *run, name string) string {
 // closedAddress returns http://host:port of a loopback port nothing listens on any more.
 func closedAddress(r *run) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	r.must(err)
 	u := "http://" + l.Addr().String()
 	l.Close()
 	r.name(u, "closed")

@@ -346,9 +346,7 @@ func saveBodiesPattern(r *run) {
 	site.Page("/", "Home", "/report.txt")
 	site.Serve("/report.txt", etiquettetest.Text("quarterly figures\n"))
 	dir := filepath.Join(r.tmp, "saved")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		r.t.Fatal(err)
-	}
+	r.must(os.Mkdir(dir, 0o755))
 
 	c := colly.NewCollector()
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
