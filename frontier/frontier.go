@@ -70,8 +70,8 @@ type Options struct {
 	// clock of the door the requests go through.
 	Pacer Pacer
 	// Rate is the start rate per origin, per second, from which the interval hint is derived when
-	// there is no Pacer: 1/Rate lengthened by the host clock's default margin
-	// (hostclock.DefaultMargin), as the door's clock spaces starts. 0 means DefaultRate. It is a
+	// there is no Pacer: the host clock's default spacing for Rate (hostclock.Config.Interval),
+	// as the door's clock spaces starts. 0 means DefaultRate. It is a
 	// hint only: the door's clock enforces the real schedule, and a request dispatched early waits
 	// there, holding its worker.
 	Rate float64
@@ -138,7 +138,7 @@ func New(opts Options) (*Frontier, error) {
 	f := &Frontier{
 		store:       opts.Storage,
 		pacer:       opts.Pacer,
-		interval:    time.Duration(float64(time.Second) / cmp.Or(opts.Rate, DefaultRate) * (1 + hostclock.DefaultMargin)),
+		interval:    hostclock.Config{}.Interval(cmp.Or(opts.Rate, DefaultRate)),
 		concurrency: cmp.Or(opts.Concurrency, DefaultConcurrency),
 		maxQueued:   cmp.Or(opts.MaxQueued, DefaultMaxQueued),
 		tm:          opts.Time,

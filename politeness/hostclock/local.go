@@ -136,7 +136,7 @@ func (l *Local) Authorize(key string, rate float64) error {
 			}
 			if s.rate != r {
 				s.rate = r
-				s.retime(l.cfg.Margin)
+				s.retime(&l.cfg)
 				notifyHead(s)
 			}
 		}
@@ -203,7 +203,7 @@ func (l *Local) Earliest(key string) (time.Time, error) {
 	if s.gaveUp != nil {
 		return time.Time{}, s.gaveUp
 	}
-	at, _ := s.earliest(l.cfg.Margin)
+	at, _ := s.earliest(&l.cfg)
 	return at, nil
 }
 

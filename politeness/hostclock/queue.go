@@ -33,7 +33,7 @@ func (l *Local) check(s *state, now time.Time) (time.Duration, string) {
 		}
 		return first.Sub(now), ReasonConcurrency
 	}
-	t, why := s.earliest(l.cfg.Margin)
+	t, why := s.earliest(&l.cfg)
 	if !now.Before(t) {
 		return 0, ""
 	}
@@ -216,7 +216,7 @@ func (l *Local) tooLong(ctx context.Context, s *state, now time.Time) error {
 	if !ok {
 		return nil
 	}
-	at, why := s.earliest(l.cfg.Margin)
+	at, why := s.earliest(&l.cfg)
 	wait, left := at.Sub(now), time.Until(deadline)
 	if wait <= left {
 		return nil
@@ -235,7 +235,7 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 	// machine granted late does not push back every later one (the window rule in earliest still
 	// keeps the catching-up within the rate), and an idle origin does not bank the time it was
 	// idle as a burst.
-	due, _ := s.earliest(l.cfg.Margin)
+	due, _ := s.earliest(&l.cfg)
 	due = later(due, s.headSince)
 	if due.IsZero() || due.After(now) {
 		due = now
@@ -251,7 +251,7 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 		s.queue = s.queue[1:]
 	}
 	s.headSince = now
-	seq := s.started(now, due, l.cfg.Margin)
+	seq := s.started(now, due, &l.cfg)
 	le := &lease{l: l, s: s, seq: seq, kind: k, expires: now.Add(l.cfg.LeaseTTL)}
 	le.grant = Grant{At: now}
 	if spent != nil { // it blocked at least once; otherwise the nanoseconds spent here are no wait
