@@ -16,6 +16,9 @@
 // is on its way, push the links found, and [Frontier.Ack]. Next returns [ErrExhausted] when
 // nothing is queued and nothing is in progress: the crawl is over.
 //
+// The frontier asks its Pacer and its Storage without holding its lock, so a shared store's round
+// trips hold up no Push, Ack or other worker.
+//
 // The frontier holds no goroutine of its own and no goroutine per URL; a waiting Next wakes on a
 // timer for the soonest origin, or when a Push, Granted, Ack or Close changes what may go.
 package frontier
@@ -213,6 +216,9 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 			f.mu.Unlock()
 			return Item{}, ErrClosed
 		}
+		// Taken before dispatch and exhausted, which let go of f.mu while they ask the Pacer or
+		// the storage: a change made meanwhile has closed it, and this Next looks again at once.
+		changed := f.changed
 		it, ok, wait, err := f.dispatch()
 		if err != nil || ok {
 			f.mu.Unlock()
@@ -234,7 +240,10 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 		if recheck > 0 && (wait == 0 || recheck < wait) {
 			wait = recheck
 		}
-		changed, onWait := f.changed, f.onWait
+		if f.closed {
+			continue
+		}
+		onWait := f.onWait
 		f.mu.Unlock()
 
 		var fire <-chan time.Time
