@@ -129,6 +129,10 @@ type Config struct {
 	// often, and gets its budget back as it speeds up again — never more. 0 means
 	// DefaultLatencyFactor; a negative value turns it off.
 	LatencyFactor float64
+	// ForgetAfter is how long an origin goes unused before the clock may forget it, once nothing
+	// about it can hold back a start any more (see [Local]); 0 means DefaultForgetAfter, a
+	// negative value keeps every origin for the life of the clock.
+	ForgetAfter time.Duration
 	// Time is the clock read and waited on; nil means the system's.
 	Time Time
 	// Rand returns uniform values in [0, 1) for the backoff jitter; nil means math/rand/v2.
@@ -240,6 +244,7 @@ func defaults(cfg Config) Config {
 	cfg.RecoverAfter = cmp.Or(cfg.RecoverAfter, DefaultRecoverAfter)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
 	cfg.LatencyFactor = cmp.Or(cfg.LatencyFactor, DefaultLatencyFactor)
+	cfg.ForgetAfter = cmp.Or(cfg.ForgetAfter, DefaultForgetAfter)
 	if cfg.Backoff == nil {
 		cfg.Backoff = backoff.DefaultPolicy
 	}

@@ -29,7 +29,7 @@ const (
 func (l *Local) done(le *lease, o Outcome) {
 	now := l.cfg.Time.Now()
 	l.mu.Lock()
-	s := le.s
+	s := l.current(le.s, now)
 	_, held := s.leases[le] // not held when it expired; its outcome still counts
 	if held {
 		s.freed(now, l.cfg.Concurrency)

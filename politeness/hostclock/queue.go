@@ -120,14 +120,14 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 	}
 	tm := l.cfg.Time
 	l.mu.Lock()
-	s := l.origin(key)
+	start := tm.Now()
+	s := l.origin(key, start)
 	if s.gaveUp != nil {
 		s.st.Refused++
 		err := s.gaveUp
 		l.mu.Unlock()
 		return nil, err
 	}
-	start := tm.Now()
 	if err := l.tooLong(ctx, s, start); err != nil {
 		l.mu.Unlock()
 		return nil, err
@@ -296,6 +296,10 @@ func (le *lease) Grant() Grant { return le.grant }
 func (le *lease) Sent() {
 	now := le.l.cfg.Time.Now()
 	le.l.mu.Lock()
+	if le.s.forgotten { // it expired long ago; its sequence number means nothing to a new state
+		le.l.mu.Unlock()
+		return
+	}
 	le.s.sent(le.seq, now)
 	if le.sentAt.IsZero() {
 		le.sentAt = now
