@@ -83,6 +83,11 @@ type Options struct {
 	Concurrency int
 	// MaxQueued is the number of URLs one origin's queue holds; 0 means DefaultMaxQueued.
 	MaxQueued int
+	// ForgetAfter is how long an origin goes unused before the frontier may forget it, once
+	// nothing of it is queued, in progress or held by a Source and the interval hint would let it
+	// go at once; it then keeps only the origin's counters (for Stats) and, in the storage, the
+	// record of its URLs seen. 0 means DefaultForgetAfter; a negative value keeps every origin.
+	ForgetAfter time.Duration
 	// Time is the clock read and waited on; nil means hostclock.SystemTime(). Tests inject a manual one.
 	Time hostclock.Time
 	// Logger receives the first drop of each origin and each give-up (Warn); nil means slog.Default().
@@ -119,8 +124,13 @@ type Frontier struct {
 	tm          hostclock.Time
 	log         *slog.Logger
 
+	forgetAfter time.Duration
+
 	mu       sync.Mutex
 	origins  map[string]*originState
+	retired  map[string]tally // the counters of forgotten origins
+	old      *originState     // the least recently used origin: where the sweep begins
+	young    *originState     // the most recently used origin
 	ready    readyHeap      // origins that may be dispatched once their notBefore has passed
 	draining []*originState // given-up origins with entries still to hand out as refused
 	queued   int            // entries waiting, as far as this frontier knows
@@ -146,7 +156,9 @@ func New(opts Options) (*Frontier, error) {
 		maxQueued:   cmp.Or(opts.MaxQueued, DefaultMaxQueued),
 		tm:          opts.Time,
 		log:         opts.Logger,
+		forgetAfter: cmp.Or(opts.ForgetAfter, DefaultForgetAfter),
 		origins:     map[string]*originState{},
+		retired:     map[string]tally{},
 		changed:     make(chan struct{}),
 	}
 	if f.store == nil {
@@ -307,6 +319,7 @@ func (f *Frontier) Ack(it Item, fetchErr error) error {
 	}
 	t.acked = true
 	o := t.o
+	f.touch(o, f.tm.Now())
 	o.inProgress--
 	f.taken--
 	if it.Refused != nil {
@@ -396,11 +409,15 @@ type OriginStats struct {
 	GaveUp     string // why the origin was given up; "" when it was not
 }
 
-// Stats returns every origin's counters, sorted by origin.
+// Stats returns every origin's counters, sorted by origin: those the frontier forgot too.
 func (f *Frontier) Stats() []OriginStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]OriginStats, 0, len(f.origins))
+	out := make([]OriginStats, 0, len(f.origins)+len(f.retired))
+	for key, t := range f.retired {
+		out = append(out, OriginStats{Origin: key, Done: t.done, Duplicates: t.duplicates, Dropped: t.dropped,
+			Refused: t.refused, Drained: t.drained})
+	}
 	for _, o := range f.origins {
 		s := OriginStats{Origin: o.key, Queued: o.queued, InProgress: o.inProgress, Done: o.done,
 			Duplicates: o.duplicates, Dropped: o.dropped, Refused: o.refused, Drained: o.drained}

@@ -30,16 +30,27 @@ type originState struct {
 	admit      int       // URLs that may still go while it is held
 	sources    []*Source // open Sources of the origin
 
+	used           time.Time    // last use, for forgetting (see forget.go)
+	older, younger *originState // neighbours in the list of origins by last use
+
 	done, duplicates, dropped, refused, drained int64
 }
 
-// origin returns key's state, creating it. It requires f.mu held.
+// origin returns key's state, creating it (with the counters it had when it was forgotten), marks
+// it used and forgets a few idle origins. It requires f.mu held.
 func (f *Frontier) origin(key string) *originState {
 	o, ok := f.origins[key]
 	if !ok {
 		o = &originState{key: key, index: -1}
+		if t, ok := f.retired[key]; ok {
+			o.done, o.duplicates, o.dropped, o.refused, o.drained = t.done, t.duplicates, t.dropped, t.refused, t.drained
+			delete(f.retired, key)
+		}
 		f.origins[key] = o
 	}
+	now := f.tm.Now()
+	f.touch(o, now)
+	f.sweep(now)
 	return o
 }
 
