@@ -131,11 +131,11 @@ type Frontier struct {
 	retired  map[string]tally // the counters of forgotten origins
 	old      *originState     // the least recently used origin: where the sweep begins
 	young    *originState     // the most recently used origin
-	ready    readyHeap      // origins that may be dispatched once their notBefore has passed
-	draining []*originState // given-up origins with entries still to hand out as refused
-	queued   int            // entries waiting, as far as this frontier knows
-	taken    int            // items handed out and not acknowledged
-	sources  int            // open Sources: the crawl is not over while one is
+	ready    readyHeap        // origins that may be dispatched once their notBefore has passed
+	draining []*originState   // given-up origins with entries still to hand out as refused
+	queued   int              // entries waiting, as far as this frontier knows
+	taken    int              // items handed out and not acknowledged
+	sources  int              // open Sources: the crawl is not over while one is
 	closed   bool
 	changed  chan struct{} // closed and replaced whenever what may go changes
 	seq      uint64        // orders origins with equal notBefore: first come, first served
