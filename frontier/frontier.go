@@ -16,6 +16,9 @@
 // is on its way, push the links found, and [Frontier.Ack]. Next returns [ErrExhausted] when
 // nothing is queued and nothing is in progress: the crawl is over.
 //
+// The frontier asks its Pacer and its Storage without holding its lock, so a shared store's round
+// trips hold up no Push, Ack or other worker.
+//
 // The frontier holds no goroutine of its own and no goroutine per URL; a waiting Next wakes on a
 // timer for the soonest origin, or when a Push, Granted, Ack or Close changes what may go.
 package frontier
@@ -70,8 +73,8 @@ type Options struct {
 	// clock of the door the requests go through.
 	Pacer Pacer
 	// Rate is the start rate per origin, per second, from which the interval hint is derived when
-	// there is no Pacer: 1/Rate lengthened by the host clock's default margin
-	// (hostclock.DefaultMargin), as the door's clock spaces starts. 0 means DefaultRate. It is a
+	// there is no Pacer: the host clock's default spacing for Rate (hostclock.Config.Interval),
+	// as the door's clock spaces starts. 0 means DefaultRate. It is a
 	// hint only: the door's clock enforces the real schedule, and a request dispatched early waits
 	// there, holding its worker.
 	Rate float64
@@ -80,6 +83,11 @@ type Options struct {
 	Concurrency int
 	// MaxQueued is the number of URLs one origin's queue holds; 0 means DefaultMaxQueued.
 	MaxQueued int
+	// ForgetAfter is how long an origin goes unused before the frontier may forget it, once
+	// nothing of it is queued, in progress or held by a Source and the interval hint would let it
+	// go at once; it then keeps only the origin's counters (for Stats) and, in the storage, the
+	// record of its URLs seen. 0 means DefaultForgetAfter; a negative value keeps every origin.
+	ForgetAfter time.Duration
 	// Time is the clock read and waited on; nil means hostclock.SystemTime(). Tests inject a manual one.
 	Time hostclock.Time
 	// Logger receives the first drop of each origin and each give-up (Warn); nil means slog.Default().
@@ -116,13 +124,18 @@ type Frontier struct {
 	tm          hostclock.Time
 	log         *slog.Logger
 
+	forgetAfter time.Duration
+
 	mu       sync.Mutex
 	origins  map[string]*originState
-	ready    readyHeap      // origins that may be dispatched once their notBefore has passed
-	draining []*originState // given-up origins with entries still to hand out as refused
-	queued   int            // entries waiting, as far as this frontier knows
-	taken    int            // items handed out and not acknowledged
-	sources  int            // open Sources: the crawl is not over while one is
+	retired  map[string]tally // the counters of forgotten origins
+	old      *originState     // the least recently used origin: where the sweep begins
+	young    *originState     // the most recently used origin
+	ready    readyHeap        // origins that may be dispatched once their notBefore has passed
+	draining []*originState   // given-up origins with entries still to hand out as refused
+	queued   int              // entries waiting, as far as this frontier knows
+	taken    int              // items handed out and not acknowledged
+	sources  int              // open Sources: the crawl is not over while one is
 	closed   bool
 	changed  chan struct{} // closed and replaced whenever what may go changes
 	seq      uint64        // orders origins with equal notBefore: first come, first served
@@ -138,12 +151,14 @@ func New(opts Options) (*Frontier, error) {
 	f := &Frontier{
 		store:       opts.Storage,
 		pacer:       opts.Pacer,
-		interval:    time.Duration(float64(time.Second) / cmp.Or(opts.Rate, DefaultRate) * (1 + hostclock.DefaultMargin)),
+		interval:    hostclock.Config{}.Interval(cmp.Or(opts.Rate, DefaultRate)),
 		concurrency: cmp.Or(opts.Concurrency, DefaultConcurrency),
 		maxQueued:   cmp.Or(opts.MaxQueued, DefaultMaxQueued),
 		tm:          opts.Time,
 		log:         opts.Logger,
+		forgetAfter: cmp.Or(opts.ForgetAfter, DefaultForgetAfter),
 		origins:     map[string]*originState{},
+		retired:     map[string]tally{},
 		changed:     make(chan struct{}),
 	}
 	if f.store == nil {
@@ -213,6 +228,9 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 			f.mu.Unlock()
 			return Item{}, ErrClosed
 		}
+		// Taken before dispatch and exhausted, which let go of f.mu while they ask the Pacer or
+		// the storage: a change made meanwhile has closed it, and this Next looks again at once.
+		changed := f.changed
 		it, ok, wait, err := f.dispatch()
 		if err != nil || ok {
 			f.mu.Unlock()
@@ -234,7 +252,10 @@ func (f *Frontier) Next(ctx context.Context) (Item, error) {
 		if recheck > 0 && (wait == 0 || recheck < wait) {
 			wait = recheck
 		}
-		changed, onWait := f.changed, f.onWait
+		if f.closed {
+			continue
+		}
+		onWait := f.onWait
 		f.mu.Unlock()
 
 		var fire <-chan time.Time
@@ -298,6 +319,7 @@ func (f *Frontier) Ack(it Item, fetchErr error) error {
 	}
 	t.acked = true
 	o := t.o
+	f.touch(o, f.tm.Now())
 	o.inProgress--
 	f.taken--
 	if it.Refused != nil {
@@ -387,11 +409,15 @@ type OriginStats struct {
 	GaveUp     string // why the origin was given up; "" when it was not
 }
 
-// Stats returns every origin's counters, sorted by origin.
+// Stats returns every origin's counters, sorted by origin: those the frontier forgot too.
 func (f *Frontier) Stats() []OriginStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]OriginStats, 0, len(f.origins))
+	out := make([]OriginStats, 0, len(f.origins)+len(f.retired))
+	for key, t := range f.retired {
+		out = append(out, OriginStats{Origin: key, Done: t.done, Duplicates: t.duplicates, Dropped: t.dropped,
+			Refused: t.refused, Drained: t.drained})
+	}
 	for _, o := range f.origins {
 		s := OriginStats{Origin: o.key, Queued: o.queued, InProgress: o.inProgress, Done: o.done,
 			Duplicates: o.duplicates, Dropped: o.dropped, Refused: o.refused, Drained: o.drained}

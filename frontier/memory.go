@@ -20,7 +20,8 @@ const maxVias = 255
 // 255 distinct ones: Via is meant to be a short word from a small set (start, link, sitemap).
 var ErrTooManyVias = errors.New("frontier: more than 255 distinct Via values; use a short word from a small set")
 
-// Memory is the in-process [Storage]: a queue per origin, in memory, for the life of the value.
+// Memory is the in-process [Storage]: a queue per origin, in memory, dropped once it is empty
+// and nothing of it is out (taken and not acknowledged).
 // The zero value is not usable; call [NewMemory]. It is safe for concurrent use.
 //
 // Each queued URL costs its path and query, a few bytes of header and its de-duplication record:
@@ -80,11 +81,7 @@ func (m *Memory) AddRequest(key string, e Entry, limit int) (Admission, error) {
 		return Duplicate, nil
 	}
 	q := m.queues[key]
-	if q == nil {
-		q = &memQueue{}
-		m.queues[key] = q
-	}
-	if limit > 0 && q.n >= limit {
+	if q != nil && limit > 0 && q.n >= limit {
 		return Dropped, nil
 	}
 	via, ok := m.viaIx[e.Via]
@@ -95,6 +92,10 @@ func (m *Memory) AddRequest(key string, e Entry, limit int) (Admission, error) {
 		via = uint64(len(m.vias))
 		m.vias = append(m.vias, e.Via)
 		m.viaIx[e.Via] = via
+	}
+	if q == nil {
+		q = &memQueue{}
+		m.queues[key] = q
 	}
 	prefix, rest := splitURL(e.URL)
 	pi := -1
@@ -154,6 +155,11 @@ func (m *Memory) Ack(key string, _ Entry) error {
 	defer m.mu.Unlock()
 	if q := m.queues[key]; q != nil && q.taken > 0 {
 		q.taken--
+		if q.taken == 0 && q.n == 0 {
+			// Nothing waits and nothing is out: a crawl passing through many origins keeps
+			// only the record of their URLs seen, which is global.
+			delete(m.queues, key)
+		}
 	}
 	return nil
 }

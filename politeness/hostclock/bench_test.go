@@ -61,7 +61,7 @@ func BenchmarkAggregateRate(b *testing.B) {
 			b.StopTimer()
 			var rate, drift float64
 			var measured, violations int
-			interval := (&state{rate: benchRate, factor: 1}).rateInterval(DefaultMargin)
+			interval := (&state{rate: benchRate, factor: 1}).rateInterval(&Config{})
 			for _, s := range starts {
 				if len(s) < 2 {
 					continue

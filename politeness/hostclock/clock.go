@@ -11,7 +11,7 @@
 //
 // The schedule is GCRA with a burst of one: the next start to an origin is due one interval
 // after the previous one was due, where the interval is 1/rate lengthened by a small margin
-// ([DefaultMargin]); the Crawl-delay floor and the response time's interval
+// ([Config.Interval]: room for 100 ms of jitter on the way to the server's log); the Crawl-delay floor and the response time's interval
 // ([Config.LatencyFactor]) are minimum gaps after the previous start. There is no initial burst
 // (unlike a token bucket of size 3), and a start that a busy machine granted late does not push
 // back every later one. On top of it a window rule, counted from when requests actually reached

@@ -29,10 +29,16 @@ const (
 
 // Defaults and limits of [Config].
 const (
-	// DefaultMargin lengthens every interval by 4 %: at 3 starts per second the spacing is
-	// 347 ms instead of 333 ms, so three consecutive starts span 1.04 s and any one second window
-	// still holds at most three of them when an arrival is delayed by up to 40 ms on the way.
+	// DefaultMargin lengthens every interval by 4 %: a low rate (below one start a second) and
+	// a long Crawl-delay keep a margin proportional to their spacing, where the jitter margin
+	// alone would be a small fraction of it.
 	DefaultMargin = 0.04
+	// DefaultJitterMargin is the jitter the schedule leaves room for between the client and the
+	// server's log: any K+1 consecutive starts at a rate of K per second span at least 1 s plus
+	// this margin, so the log holds at most K in any one second even when the way there delays
+	// one request by up to 100 ms relative to the others. At 3 starts per second the spacing is
+	// (1 s + 100 ms)/3 ≈ 367 ms, a mean of about 2.7 starts per second; see [Config.Interval].
+	DefaultJitterMargin = 100 * time.Millisecond
 	// DefaultMaxFloor caps the Crawl-delay floor (peers cap between 30 s and 300 s): a robots.txt
 	// asking for an hour between requests gets one a minute, and the cap is logged.
 	DefaultMaxFloor = time.Minute
@@ -92,7 +98,13 @@ type Config struct {
 	// Concurrency is the in-flight cap per origin; 0 means DefaultConcurrency.
 	Concurrency int
 	// Margin lengthens every interval by this fraction; 0 means DefaultMargin. Must be below 1.
+	// The stricter of it and JitterMargin spaces the starts (see [Config.Interval]).
 	Margin float64
+	// JitterMargin is the jitter between the client and the server's log the schedule absorbs:
+	// K+1 consecutive starts at a rate of K per second span at least 1 s plus JitterMargin, and
+	// consecutive starts under a Crawl-delay at least the delay plus JitterMargin. 0 means
+	// DefaultJitterMargin; it must lie in [0, 1 s].
+	JitterMargin time.Duration
 	// MaxFloor caps the Crawl-delay floor; 0 means DefaultMaxFloor.
 	MaxFloor time.Duration
 	// MaxRetryAfter is the longest Retry-After honoured by waiting; a longer one gives the origin
@@ -117,6 +129,10 @@ type Config struct {
 	// often, and gets its budget back as it speeds up again — never more. 0 means
 	// DefaultLatencyFactor; a negative value turns it off.
 	LatencyFactor float64
+	// ForgetAfter is how long an origin goes unused before the clock may forget it, once nothing
+	// about it can hold back a start any more (see [Local]); 0 means DefaultForgetAfter, a
+	// negative value keeps every origin for the life of the clock.
+	ForgetAfter time.Duration
 	// Time is the clock read and waited on; nil means the system's.
 	Time Time
 	// Rand returns uniform values in [0, 1) for the backoff jitter; nil means math/rand/v2.
@@ -142,6 +158,9 @@ func validate(cfg *Config) error {
 	}
 	if cfg.Margin < 0 || cfg.Margin >= 1 {
 		return fmt.Errorf("hostclock: Config.Margin %g is outside [0, 1); use 0 for the default of %g", cfg.Margin, DefaultMargin)
+	}
+	if cfg.JitterMargin < 0 || cfg.JitterMargin > time.Second {
+		return fmt.Errorf("hostclock: Config.JitterMargin %v is outside [0, 1s]; use 0 for the default of %v", cfg.JitterMargin, DefaultJitterMargin)
 	}
 	auth, err := normalizeRates("Authorized", cfg.Authorized)
 	if err != nil {
@@ -218,12 +237,14 @@ func defaults(cfg Config) Config {
 	cfg.Rate = cmp.Or(cfg.Rate, DefaultRate)
 	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
 	cfg.Margin = cmp.Or(cfg.Margin, DefaultMargin)
+	cfg.JitterMargin = cmp.Or(cfg.JitterMargin, DefaultJitterMargin)
 	cfg.MaxFloor = cmp.Or(cfg.MaxFloor, DefaultMaxFloor)
 	cfg.MaxRetryAfter = cmp.Or(cfg.MaxRetryAfter, backoff.MaxRetryAfter)
 	cfg.ErrorBudget = cmp.Or(cfg.ErrorBudget, DefaultErrorBudget)
 	cfg.RecoverAfter = cmp.Or(cfg.RecoverAfter, DefaultRecoverAfter)
 	cfg.LeaseTTL = cmp.Or(cfg.LeaseTTL, DefaultLeaseTTL)
 	cfg.LatencyFactor = cmp.Or(cfg.LatencyFactor, DefaultLatencyFactor)
+	cfg.ForgetAfter = cmp.Or(cfg.ForgetAfter, DefaultForgetAfter)
 	if cfg.Backoff == nil {
 		cfg.Backoff = backoff.DefaultPolicy
 	}

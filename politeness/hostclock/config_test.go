@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CheckRate is the one home of the rule "more than 3 starts per second needs the operator's
@@ -76,6 +77,8 @@ func TestConfigRefusals(t *testing.T) {
 		{"empty key", Config{Rates: map[string]float64{"": 1}}, "not a budget key"},
 		{"negative concurrency", Config{Concurrency: -1}, "Concurrency"},
 		{"margin of 1", Config{Margin: 1}, "Margin"},
+		{"negative jitter margin", Config{JitterMargin: -time.Millisecond}, "Config.JitterMargin"},
+		{"jitter margin above a second", Config{JitterMargin: 2 * time.Second}, "Config.JitterMargin"},
 		{"a lower global rate caps the per-origin rates", Config{Rate: 1, Rates: map[string]float64{"a.example": 2}}, "only lowers"},
 	}
 	for _, tt := range tests {

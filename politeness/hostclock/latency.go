@@ -39,7 +39,7 @@ func (l *Local) observe(s *state, took time.Duration) *Pace {
 	}
 	iv := min(time.Duration(l.cfg.LatencyFactor*float64(s.response)), l.cfg.MaxFloor)
 	s.latency = time.Duration(float64(iv) * (1 + l.cfg.Margin))
-	budget := max(s.rateInterval(l.cfg.Margin), s.floorInterval(l.cfg.Margin))
+	budget := max(s.rateInterval(&l.cfg), l.cfg.floorInterval(s.floor))
 	if slowed := s.latency > budget; slowed != s.slowed {
 		s.slowed = slowed
 		if slowed {

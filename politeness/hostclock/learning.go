@@ -29,7 +29,7 @@ const (
 func (l *Local) done(le *lease, o Outcome) {
 	now := l.cfg.Time.Now()
 	l.mu.Lock()
-	s := le.s
+	s := l.current(le.s, now)
 	_, held := s.leases[le] // not held when it expired; its outcome still counts
 	if held {
 		s.freed(now, l.cfg.Concurrency)
@@ -126,7 +126,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 			s.okRun++
 			if s.okRun >= l.cfg.RecoverAfter {
 				s.factor, s.okRun, v.recovered = min(1, s.factor*RecoverStep), 0, true
-				s.retime(l.cfg.Margin)
+				s.retime(&l.cfg)
 				notifyHead(s)
 			}
 		}
@@ -139,7 +139,7 @@ func (l *Local) learn(s *state, o Outcome, now time.Time) (v verdict) {
 	s.okRun = 0
 	if o.Status == 429 {
 		s.factor = max(minRateFactor, s.factor*PenaltyFactor)
-		s.retime(l.cfg.Margin)
+		s.retime(&l.cfg)
 	}
 	if s.fails >= l.cfg.ErrorBudget {
 		last := fmt.Sprintf("status %d", o.Status)

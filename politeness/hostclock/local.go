@@ -35,13 +35,20 @@ import (
 //   - the pause. The first start after a pause restarts the schedule from itself, so the next
 //     one comes a whole interval later even when the first was granted late.
 //
-// A few hundred bytes of state are kept per origin seen, for the life of the clock, so that its
-// pauses, give-up and counters last the whole crawl.
+// About 800 bytes of state are kept per origin in use. An origin unused for Config.ForgetAfter
+// (a minute by default) is forgotten once nothing about it can hold back a start any more: no
+// request waiting or in flight, no pause, Crawl-delay, 429 penalty, run of errors or slowdown in
+// force, and its last starts older than every spacing (see forgettable). Used again, it starts
+// afresh and gets no start the remembered one would not have allowed. A given-up origin is never
+// forgotten. Stats reports the origins the clock remembers; the counters of a forgotten one were
+// reported as they happened, in the logs and the door's events.
 type Local struct {
 	cfg Config // defaults filled in
 
 	mu      sync.Mutex
 	origins map[string]*state
+	old     *state // the least recently used origin: where the sweep begins
+	young   *state // the most recently used origin
 
 	// testHookEnqueue, set only by this package's tests before first use, is called with mu held
 	// whenever a request joins an origin's line, so a test knows its requests are in line
@@ -70,8 +77,9 @@ func (l *Local) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// state is one origin's schedule. Every field is guarded by Local.mu; states are never removed,
-// so a pointer to one stays valid.
+// state is one origin's schedule. Every field is guarded by Local.mu. A state is removed from
+// Local.origins only when forgettable, which no waiting request or held lease allows; a lease
+// that expired may outlive its state, and reaches the origin's current one (see current).
 type state struct {
 	key        string
 	rate       float64                  // the configured rate for this origin
@@ -95,16 +103,33 @@ type state struct {
 	okRun      int       // consecutive successes since the rate last changed
 	gaveUp     *GiveUpError
 	st         OriginStats
+
+	used           time.Time // last use, for forgetting (see forget.go)
+	older, younger *state    // neighbours in the list of origins by last use
+	forgotten      bool      // removed from Local.origins
 }
 
-// origin returns key's state, creating it. It requires l.mu held.
-func (l *Local) origin(key string) *state {
+// origin returns key's state, creating it, marks it used at now, and forgets a few idle
+// origins. It requires l.mu held.
+func (l *Local) origin(key string, now time.Time) *state {
 	s, ok := l.origins[key]
 	if !ok {
 		s = &state{key: key, rate: l.cfg.RateFor(key), factor: 1, leases: make(map[*lease]struct{})}
 		s.st.Origin = key
 		l.origins[key] = s
 	}
+	l.touch(s, now)
+	l.sweep(now)
+	return s
+}
+
+// current returns the state a lease's outcome applies to: its own, or, when that was forgotten
+// after the lease expired, the origin's current one. It requires l.mu held.
+func (l *Local) current(s *state, now time.Time) *state {
+	if s.forgotten {
+		return l.origin(s.key, now)
+	}
+	l.touch(s, now)
 	return s
 }
 
@@ -136,7 +161,7 @@ func (l *Local) Authorize(key string, rate float64) error {
 			}
 			if s.rate != r {
 				s.rate = r
-				s.retime(l.cfg.Margin)
+				s.retime(&l.cfg)
 				notifyHead(s)
 			}
 		}
@@ -150,8 +175,9 @@ func (l *Local) Authorize(key string, rate float64) error {
 // logged once, when its delay changes. Repeating a source's current delay changes nothing, so the
 // robots gate may call it for every request.
 func (l *Local) SetFloor(key, source string, interval time.Duration) {
+	now := l.cfg.Time.Now()
 	l.mu.Lock()
-	s := l.origin(key)
+	s := l.origin(key, now)
 	prev, had := s.floors[source]
 	switch {
 	case interval <= 0 && !had, interval > 0 && had && prev == interval:
@@ -182,12 +208,13 @@ func (l *Local) SetFloor(key, source string, interval time.Duration) {
 
 // Pause keeps key from starting requests before until; see [Clock].
 func (l *Local) Pause(key string, until time.Time, reason string) {
+	now := l.cfg.Time.Now()
 	l.mu.Lock()
-	p := l.pause(l.origin(key), until, cmp.Or(reason, ReasonBackoff))
+	p := l.pause(l.origin(key, now), until, cmp.Or(reason, ReasonBackoff))
 	l.mu.Unlock()
 	if p != nil {
 		l.logger().Info("hostclock: origin paused", "origin", key, "reason", p.Reason, "until", until,
-			"duration", until.Sub(l.cfg.Time.Now()))
+			"duration", until.Sub(now))
 	}
 }
 
@@ -203,7 +230,7 @@ func (l *Local) Earliest(key string) (time.Time, error) {
 	if s.gaveUp != nil {
 		return time.Time{}, s.gaveUp
 	}
-	at, _ := s.earliest(l.cfg.Margin)
+	at, _ := s.earliest(&l.cfg)
 	return at, nil
 }
 

@@ -80,7 +80,7 @@ func TestExplicitPauseAndStricterWins(t *testing.T) {
 		t.Fatalf("after the pause: gap %v (%s), want 5s (operator)", gap, why)
 	}
 	gap, why, _ = next(t, m, l, at, Outcome{})
-	if gap != spaced(0.5) || why != ReasonCrawlDelay {
+	if gap != 2*time.Second+DefaultJitterMargin || why != ReasonCrawlDelay {
 		t.Fatalf("after the pause: gap %v (%s), want the Crawl-delay floor", gap, why)
 	}
 	if u, _, _ := l.PausedUntil("a.example"); !u.IsZero() {

@@ -33,7 +33,7 @@ func (l *Local) check(s *state, now time.Time) (time.Duration, string) {
 		}
 		return first.Sub(now), ReasonConcurrency
 	}
-	t, why := s.earliest(l.cfg.Margin)
+	t, why := s.earliest(&l.cfg)
 	if !now.Before(t) {
 		return 0, ""
 	}
@@ -120,14 +120,14 @@ func (l *Local) Acquire(ctx context.Context, key string, k kind.Kind) (Lease, er
 	}
 	tm := l.cfg.Time
 	l.mu.Lock()
-	s := l.origin(key)
+	start := tm.Now()
+	s := l.origin(key, start)
 	if s.gaveUp != nil {
 		s.st.Refused++
 		err := s.gaveUp
 		l.mu.Unlock()
 		return nil, err
 	}
-	start := tm.Now()
 	if err := l.tooLong(ctx, s, start); err != nil {
 		l.mu.Unlock()
 		return nil, err
@@ -216,7 +216,7 @@ func (l *Local) tooLong(ctx context.Context, s *state, now time.Time) error {
 	if !ok {
 		return nil
 	}
-	at, why := s.earliest(l.cfg.Margin)
+	at, why := s.earliest(&l.cfg)
 	wait, left := at.Sub(now), time.Until(deadline)
 	if wait <= left {
 		return nil
@@ -235,7 +235,7 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 	// machine granted late does not push back every later one (the window rule in earliest still
 	// keeps the catching-up within the rate), and an idle origin does not bank the time it was
 	// idle as a burst.
-	due, _ := s.earliest(l.cfg.Margin)
+	due, _ := s.earliest(&l.cfg)
 	due = later(due, s.headSince)
 	if due.IsZero() || due.After(now) {
 		due = now
@@ -251,7 +251,7 @@ func (l *Local) grant(s *state, w *waiter, k kind.Kind, start, now time.Time, sp
 		s.queue = s.queue[1:]
 	}
 	s.headSince = now
-	seq := s.started(now, due, l.cfg.Margin)
+	seq := s.started(now, due, &l.cfg)
 	le := &lease{l: l, s: s, seq: seq, kind: k, expires: now.Add(l.cfg.LeaseTTL)}
 	le.grant = Grant{At: now}
 	if spent != nil { // it blocked at least once; otherwise the nanoseconds spent here are no wait
@@ -296,6 +296,10 @@ func (le *lease) Grant() Grant { return le.grant }
 func (le *lease) Sent() {
 	now := le.l.cfg.Time.Now()
 	le.l.mu.Lock()
+	if le.s.forgotten { // it expired long ago; its sequence number means nothing to a new state
+		le.l.mu.Unlock()
+		return
+	}
 	le.s.sent(le.seq, now)
 	if le.sentAt.IsZero() {
 		le.sentAt = now

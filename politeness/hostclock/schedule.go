@@ -13,19 +13,14 @@ import (
 const maxWindow = 64
 
 // rateInterval returns the spacing between starts the origin's current rate asks for, with the
-// margin.
-func (s *state) rateInterval(margin float64) time.Duration {
-	return time.Duration(float64(time.Duration(float64(time.Second)/(s.rate*s.factor))) * (1 + margin))
-}
-
-// floorInterval returns the spacing the Crawl-delay floor asks for, with the margin.
-func (s *state) floorInterval(margin float64) time.Duration {
-	return time.Duration(float64(s.floor) * (1 + margin))
+// margins ([Config.Interval]).
+func (s *state) rateInterval(c *Config) time.Duration {
+	return c.Interval(s.rate * s.factor)
 }
 
 // earliest returns the first instant the next start may happen, ignoring concurrency, and the
 // rule that sets it: the stricter of the rules listed on [Local].
-func (s *state) earliest(margin float64) (time.Time, string) {
+func (s *state) earliest(c *Config) (time.Time, string) {
 	var t time.Time
 	why := ""
 	later := func(c time.Time, w string) {
@@ -34,15 +29,14 @@ func (s *state) earliest(margin float64) (time.Time, string) {
 		}
 	}
 	if !s.last.IsZero() {
-		iv := s.rateInterval(margin)
+		iv := s.rateInterval(c)
 		later(s.tat, ReasonRate)
 		later(s.last.Add(iv/2), ReasonRate)
 		if k := len(s.recent); s.count >= int64(k) {
-			w := float64(k) * float64(time.Second) / (s.rate * s.factor) * (1 + margin/2)
-			later(s.recent[s.count%int64(k)].Add(time.Duration(w)), ReasonRate)
+			later(s.recent[s.count%int64(k)].Add(c.window(k, s.rate*s.factor)), ReasonRate)
 		}
 		if s.floor > 0 {
-			later(s.last.Add(s.floorInterval(margin)), ReasonCrawlDelay)
+			later(s.last.Add(c.floorInterval(s.floor)), ReasonCrawlDelay)
 		}
 		if s.latency > 0 {
 			later(s.last.Add(s.latency), ReasonLatency)
@@ -54,16 +48,16 @@ func (s *state) earliest(margin float64) (time.Time, string) {
 
 // retime puts the next theoretical start one interval of the current rate after the previous
 // start, when the rate changed. It requires l.mu held.
-func (s *state) retime(margin float64) {
+func (s *state) retime(c *Config) {
 	if !s.last.IsZero() {
-		s.tat = s.last.Add(s.rateInterval(margin))
+		s.tat = s.last.Add(s.rateInterval(c))
 	}
 }
 
 // started records a start granted at now that was due at sched (see grant) and returns its
 // sequence number. It requires l.mu held.
-func (s *state) started(now, sched time.Time, margin float64) int64 {
-	s.tat = sched.Add(s.rateInterval(margin))
+func (s *state) started(now, sched time.Time, c *Config) int64 {
+	s.tat = sched.Add(s.rateInterval(c))
 	s.last = now
 	if s.recent == nil {
 		s.recent = make([]time.Time, min(maxWindow, max(1, int(math.Ceil(s.rate)))))

@@ -9,10 +9,8 @@ import (
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
-// spaced returns the interval for rate r with the default margin, computed as the clock does.
-func spaced(r float64) time.Duration {
-	return time.Duration(float64(time.Duration(float64(time.Second)/r)) * (1 + DefaultMargin))
-}
+// spaced returns the interval for rate r with the default margins, computed as the clock does.
+func spaced(r float64) time.Duration { return Config{}.Interval(r) }
 
 func TestScheduleSpacing(t *testing.T) {
 	tests := []struct {
@@ -31,7 +29,7 @@ func TestScheduleSpacing(t *testing.T) {
 		{"authorised key is normalised", Config{Authorized: map[string]float64{"A.Example:443": 10}}, "a.example", 0, spaced(10), ReasonRate},
 		{"authorised key keeps its port", Config{Authorized: map[string]float64{"a.example:8080": 10}}, "a.example", 0, spaced(3), ReasonRate},
 		{"authorised, then lowered", Config{Authorized: map[string]float64{"a.example": 10}, Rates: map[string]float64{"a.example": 5}}, "a.example", 0, spaced(5), ReasonRate},
-		{"Crawl-delay stricter than the rate", Config{}, "a.example", 2 * time.Second, spaced(0.5), ReasonCrawlDelay},
+		{"Crawl-delay stricter than the rate", Config{}, "a.example", 2 * time.Second, 2*time.Second + DefaultJitterMargin, ReasonCrawlDelay},
 		{"Crawl-delay looser than the rate", Config{}, "a.example", 100 * time.Millisecond, spaced(3), ReasonRate},
 		{"Crawl-delay capped", Config{MaxFloor: 5 * time.Second}, "a.example", time.Hour, spaced(0.2), ReasonCrawlDelay},
 		{"Crawl-delay removed", Config{}, "a.example", -1, spaced(3), ReasonRate},
@@ -119,7 +117,7 @@ func TestWindowCountsFromWhenTheRequestLeft(t *testing.T) {
 		at = append(at, le.Grant().At)
 		le.Done(Outcome{})
 	}
-	window := time.Duration(3 * float64(time.Second) / 3 * (1 + DefaultMargin/2))
+	window := time.Duration(3 * (float64(time.Second)/3 + float64(spaced(3))) / 2) // 1 s plus half the jitter margin
 	want := []time.Time{epoch.Add(spaced(3)), epoch.Add(2 * spaced(3)), epoch.Add(100*time.Millisecond + window)}
 	for i := range want {
 		if !at[i].Equal(want[i]) {

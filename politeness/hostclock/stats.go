@@ -32,7 +32,8 @@ type OriginStats struct {
 	GiveUpReason    string
 }
 
-// Stats returns every origin's counters, sorted by key.
+// Stats returns the counters of every origin the clock remembers (see [Local] for when it forgets
+// one), sorted by key.
 func (l *Local) Stats() []OriginStats {
 	now := l.cfg.Time.Now()
 	l.mu.Lock()
