@@ -49,10 +49,11 @@ func (cfg Config) floorInterval(floor time.Duration) time.Duration {
 }
 
 // window returns how long k consecutive starts at rate take at least in the window rule (see
-// [Local]): k times the midpoint between the bare interval 1/rate and [Config.Interval], so
-// starts on schedule never meet it and a late start is followed by no more than the rate in any
-// second, with half the margin to spare. cfg must be resolved.
+// [Local]): k whole intervals ([Config.Interval]), so that however the schedule catches up after
+// a late start, ceil(rate)+1 starts never span less than 1 s + JitterMargin — the promise the
+// jitter margin makes is about every run of starts, not only about starts on schedule (with half
+// the margin here, four starts at 3/s could span 1.05 s, and a path adding 100 ms to the first
+// put four arrivals in 0.95 s). cfg must be resolved.
 func (cfg Config) window(k int, rate float64) time.Duration {
-	bare := float64(time.Second) / rate
-	return time.Duration(float64(k) * (bare + float64(cfg.Interval(rate))) / 2)
+	return time.Duration(k) * cfg.Interval(rate)
 }

@@ -21,12 +21,12 @@ import (
 //   - the GCRA schedule (burst 1): the theoretical time of the next start, one interval after the
 //     previous theoretical time — so a start that a busy machine granted a little late does not
 //     push back every later one, and the rate achieved is the configured one;
-//   - the window: the K-th previous start (K = the rate rounded up, at most 64) plus K
-//     intervals with half the margin, counted from when those requests reached the server (Lease.Sent,
-//     else the grant), so that however late some starts were granted or sent, and however the
-//     schedule catches up, no window of one second holds more than the rate, with 20 ms to spare
-//     (by default) for the way from the connection to the server's log. Only a start late by more
-//     than that pushes a later one back;
+//   - the window: the K-th previous start (K = the rate rounded up, at most 64) plus K whole
+//     intervals, counted from when those requests left (Lease.Sent, else the grant), so that
+//     however late some starts were granted or sent, and however the schedule catches up, K+1
+//     consecutive starts span at least 1 s + Config.JitterMargin: a server's log holds no more
+//     than the rate in any second while the way to it delays requests by up to the jitter
+//     margin. Only a start late by more than that pushes a later one back;
 //   - half an interval after the previous actual start, so a late start is not followed by one
 //     right behind it;
 //   - the Crawl-delay floor after the previous actual start (it is a minimum gap by definition);

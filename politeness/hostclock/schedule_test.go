@@ -104,7 +104,7 @@ func TestNoWindowHoldsMoreThanTheRate(t *testing.T) {
 }
 
 // A request that left late (Lease.Sent) moves the origin's window: three more starts may not
-// follow it within one second of when it actually left, with half the margin to spare.
+// follow it within 1 s plus the jitter margin of when it actually left.
 func TestWindowCountsFromWhenTheRequestLeft(t *testing.T) {
 	l, m := newTestLocal(t, Config{})
 	first := acquire(t, m, l, "a.example")
@@ -117,7 +117,7 @@ func TestWindowCountsFromWhenTheRequestLeft(t *testing.T) {
 		at = append(at, le.Grant().At)
 		le.Done(Outcome{})
 	}
-	window := time.Duration(3 * (float64(time.Second)/3 + float64(spaced(3))) / 2) // 1 s plus half the jitter margin
+	window := 3 * spaced(3) // three whole intervals: 1 s plus the jitter margin, and the 4 %
 	want := []time.Time{epoch.Add(spaced(3)), epoch.Add(2 * spaced(3)), epoch.Add(100*time.Millisecond + window)}
 	for i := range want {
 		if !at[i].Equal(want[i]) {
