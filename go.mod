@@ -3,9 +3,10 @@ module github.com/politecrawl/etiquette
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/dunglas/httpsfv v1.1.2
 	github.com/go-redis/redis_rate/v10 v10.0.1
-	github.com/gocolly/colly/v2 v2.3.0
+	github.com/gocolly/colly/v2 v2.3.0 // the floor; tested with v2.3.x (etiquettetest.CollyTested, CheckCollyVersion)
 	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79
 	github.com/mmcdole/gofeed v1.4.2
 	github.com/onsi/ginkgo/v2 v2.34.0
@@ -35,7 +36,6 @@ require (
 	github.com/antchfx/xpath v1.3.5 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/creack/pty v1.1.24 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-task/slim-sprig/v3 v3.0.0 // indirect
 	github.com/gobwas/glob v0.2.3 // indirect

@@ -61,6 +61,9 @@ var _ = Describe("the polite scraper", Ordered, func() {
 		Expect(site).To(matchers.SendNoCookies())
 		Expect(site).To(matchers.ProbeNoWellKnown())
 	})
+	It("is built with a Colly version etiquette is tested with", func() {
+		etiquettetest.CheckCollyVersion(GinkgoT()) // fails the spec, saying what is linked and what to do
+	})
 	It("writes nothing to the user's cache directory", func() {
 		Expect(filepath.Join(home, ".cache", "etiquette")).NotTo(BeAnExistingFile())
 	})
