@@ -3,8 +3,9 @@ module github.com/politecrawl/etiquette
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/dunglas/httpsfv v1.1.2
-	github.com/gocolly/colly/v2 v2.3.0
+	github.com/gocolly/colly/v2 v2.3.0 // the floor; tested with v2.3.x (etiquettetest.CollyTested, CheckCollyVersion)
 	github.com/gregjones/httpcache v0.0.0-20190611155906-901d90724c79
 	github.com/mmcdole/gofeed v1.4.2
 	github.com/onsi/ginkgo/v2 v2.34.0

@@ -28,4 +28,9 @@
 // [ProbeNoWellKnown]. [Site.Check] and [Verify] check rules in a plain test; package matchers offers each rule as
 // a Gomega matcher. A broken rule's [ViolationError] lists the offending requests as an operator
 // would quote them from a log. No rule passes on an empty recording.
+//
+// [CheckCollyVersion] fails a test built with a Colly outside the versions etiquette is tested
+// with ([CollyTested]). The door policy a test should crawl through — its own host clock,
+// robots.txt keeper and a cache under t.TempDir() — is in package isolated
+// (isolated.Policy(t, identity)), apart from this one because it links the door.
 package etiquettetest

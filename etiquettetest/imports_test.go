@@ -8,7 +8,9 @@ import (
 
 // TestImportRule pins what the test kit may link: etiquettetest only the standard library (a
 // binary that embeds a site must not pull in test frameworks or Colly), matchers only Gomega on
-// top of it — never Colly, Ginkgo, or the etiquette packages the kit judges.
+// top of it — never Colly, Ginkgo, or the etiquette packages the kit judges — and isolated the
+// door it configures, but no test framework and no Colly (a Colly test and a Ginkgo suite use it
+// alike).
 func TestImportRule(t *testing.T) {
 	const module = "github.com/politecrawl/etiquette/"
 	tests := []struct {
@@ -19,6 +21,11 @@ func TestImportRule(t *testing.T) {
 		{module + "etiquettetest/matchers", func(dep string) bool {
 			return strings.HasPrefix(dep, module+"etiquettetest") ||
 				(!strings.HasPrefix(dep, module) && !strings.Contains(dep, "colly") && !strings.Contains(dep, "ginkgo"))
+		}},
+		{module + "etiquettetest/isolated", func(dep string) bool {
+			return !strings.Contains(dep, "colly") && !strings.Contains(dep, "ginkgo") && !strings.Contains(dep, "gomega") &&
+				(!strings.HasPrefix(dep, module) || strings.HasPrefix(dep, module+"politeness") || strings.HasPrefix(dep, module+"cookies") ||
+					strings.HasPrefix(dep, module+"internal/") || dep == module+"etiquettetest/isolated")
 		}},
 	}
 	goTool, err := exec.LookPath("go")

@@ -45,7 +45,6 @@ package politeness
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 
 	"github.com/politecrawl/etiquette/politeness/backoff"
@@ -95,10 +94,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	if p.MaxWait < 0 {
 		return nil, fmt.Errorf("etiquette: Policy.MaxWait is %s; want 0 (the default, %s) or a positive bound on a person's wait", p.MaxWait, DefaultMaxWait)
 	}
-	logger := p.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := p.logger()
 	bus := p.Events
 	if bus == nil {
 		bus = &events.Bus{}
@@ -111,7 +107,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	if err != nil {
 		return nil, err
 	}
-	jar, err := p.jar(bus)
+	jar, err := p.jar(bus, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -118,7 +119,10 @@ type Policy struct {
 
 	// Events receives every decision of the door; nil means a private bus (see [Door.Events]).
 	Events *events.Bus
-	// Logger receives one record per decision; nil means slog.Default() at the records' levels.
+	// Logger receives one record per decision of the door: pauses, slowdowns and refusals at
+	// Info, waits, retries, responses and cache outcomes at Debug, and at Warn what changes the
+	// crawl beyond one request (a host given up, a body cut, …). nil means warnings and errors
+	// only, on slog.Default(): a scraper's output stays its own.
 	Logger *slog.Logger
 
 	// Proxy chooses a proxy per request (as http.Transport.Proxy). Colly's SetProxy and
@@ -234,6 +238,9 @@ func (p Policy) agent() string {
 	return p.Identity.UserAgent()
 }
 
+// logger is the door's logger: Policy.Logger, else slog.Default() for warnings and errors only.
+func (p Policy) logger() *slog.Logger { return quietlog.Or(p.Logger) }
+
 // cacheStore returns the store the door caches in (see Policy.CacheStore).
 func (p Policy) cacheStore(logger *slog.Logger) (cache.Store, error) {
 	if p.Mode == UserTriggered {
@@ -298,12 +305,12 @@ func (p Policy) keeper() *robots.Keeper {
 }
 
 // jar returns the purpose-bound cookie jar, or nil without a purpose. Every cookie the jar refuses
-// is a Notice on sink.
-func (p Policy) jar(sink events.Sink) (*cookies.Jar, error) {
+// is a Notice on sink, and a Debug record on logger.
+func (p Policy) jar(sink events.Sink, logger *slog.Logger) (*cookies.Jar, error) {
 	if p.Cookies == nil {
 		return nil, nil
 	}
-	opts := cookies.Options{Logger: p.Logger, OnRefuse: func(r cookies.Refusal) {
+	opts := cookies.Options{Logger: logger, OnRefuse: func(r cookies.Refusal) {
 		sink.Emit(events.Event{Type: events.Notice, URL: r.Origin, Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
 	}}
 	jar, err := cookies.NewJar(*p.Cookies, opts)

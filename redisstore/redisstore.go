@@ -39,6 +39,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 )
 
@@ -87,7 +88,7 @@ type Options struct {
 	// DefaultCacheTTL.
 	CacheTTL time.Duration
 	// Logger receives outages (Warn), their end (Info), reclaimed leases and URLs (Warn); nil
-	// means slog.Default().
+	// means warnings and errors only, on slog.Default().
 	Logger *slog.Logger
 }
 
@@ -145,7 +146,7 @@ func New(client *redis.Client, opts Options) (*Store, error) {
 	if strings.ContainsAny(prefix, "{}") {
 		return nil, fmt.Errorf("redisstore: the crawl prefix %q contains '{' or '}', which Redis Cluster reads as a hash tag; choose another name", prefix)
 	}
-	s := &Store{client: client, opts: opts, prefix: prefix, log: cmp.Or(opts.Logger, slog.Default()),
+	s := &Store{client: client, opts: opts, prefix: prefix, log: quietlog.Or(opts.Logger),
 		url: Redacted(client.Options()), id: newProcessID()}
 	s.reach = &reach{url: s.url, wait: opts.Wait, log: s.log}
 	s.beat = newHeartbeat(s)

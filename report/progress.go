@@ -5,6 +5,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -32,30 +33,61 @@ const progressEvery = 250 * time.Millisecond
 // github.com/schollz/progressbar: requests done (answers and refusals, from the events), and
 // URLs queued and requests waiting (from the crawl), in all and per origin. On anything but a
 // terminal — as golang.org/x/term's IsTerminal tells — it draws nothing. Subscribe Record to the
-// door's bus; Close it before printing anything else to the same file. Safe for concurrent use.
+// door's bus; write log records through the Progress (it is an io.Writer), so they appear above
+// the line instead of on it; Close it before printing anything else to the same file. Safe for
+// concurrent use.
 type Progress struct {
 	mu      sync.Mutex
 	done    map[string]int
 	pending func() map[string]Pending
-	w       *os.File
+	w       io.Writer
+	term    *os.File // w when it is a terminal; nil when not drawing
+
+	// out serialises what reaches the terminal: the bar's drawing and the records written
+	// through Write (progressbar's Clear does not take the bar's lock).
+	out     sync.Mutex
 	bar     *progressbar.ProgressBar // nil when not drawing
+	closed  bool                     // the line was cleared for good (guarded by out)
 	stop    chan struct{}
 	stopped chan struct{}
 }
 
-// NewProgress starts the progress line on w when w is a terminal. pending, when not nil, is
-// called from the drawing goroutine (never from Record) for the counts the events do not carry;
-// it must be safe to call at any time.
-func NewProgress(w *os.File, pending func() map[string]Pending) *Progress {
+// NewProgress starts the progress line on w when w is a terminal (an *os.File that
+// golang.org/x/term says is one). pending, when not nil, is called from the drawing goroutine
+// (never from Record) for the counts the events do not carry; it must be safe to call at any
+// time.
+func NewProgress(w io.Writer, pending func() map[string]Pending) *Progress {
 	p := &Progress{done: map[string]int{}, pending: pending, w: w}
-	if w == nil || !term.IsTerminal(int(w.Fd())) {
+	f, ok := w.(*os.File)
+	if !ok || f == nil || !term.IsTerminal(int(f.Fd())) {
 		return p
 	}
-	p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSpinnerType(14),
+	p.term = f
+	p.bar = progressbar.NewOptions(-1, progressbar.OptionSetWriter(f), progressbar.OptionSpinnerType(14),
 		progressbar.OptionSetElapsedTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(progressEvery))
 	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-	go p.draw()
+	go p.draw(p.stop)
 	return p
+}
+
+// Write writes b — whole lines, such as a log record — to the file. While the line is drawn it
+// is cleared first and drawn again below b, so that b never lands on it. Without a file (a nil
+// writer) b is dropped.
+func (p *Progress) Write(b []byte) (int, error) {
+	if p.w == nil {
+		return len(b), nil
+	}
+	p.out.Lock()
+	defer p.out.Unlock()
+	if p.bar == nil || p.closed {
+		return p.w.Write(b)
+	}
+	_ = p.bar.Clear()
+	n, err := p.w.Write(b)
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		_ = p.bar.RenderBlank() // at once, not at the next tick: nothing has been added to the bar
+	}
+	return n, err
 }
 
 // Record counts an answer or a refusal as a request done.
@@ -83,10 +115,15 @@ func (p *Progress) Close() {
 	}
 	close(stop)
 	<-p.stopped
+	p.out.Lock()
+	defer p.out.Unlock()
+	p.closed = true
 	_ = p.bar.Finish()
 }
 
-func (p *Progress) draw() {
+// draw redraws the line every tick until stop is closed (Close sets p.stop to nil, so draw
+// keeps its own copy).
+func (p *Progress) draw(stop <-chan struct{}) {
 	defer close(p.stopped)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
@@ -95,17 +132,19 @@ func (p *Progress) draw() {
 		if p.pending != nil {
 			pending = p.pending()
 		}
-		width, _, err := term.GetSize(int(p.w.Fd()))
+		width, _, err := term.GetSize(int(p.term.Fd()))
 		if err != nil || width <= 0 {
 			width = 100 // a terminal that does not say its width
 		}
 		p.mu.Lock()
 		line := progressLine(p.done, pending, width-30) // room for the spinner and the clock
 		p.mu.Unlock()
+		p.out.Lock()
 		p.bar.Describe(line)
+		p.out.Unlock()
 		select {
 		case <-tick.C:
-		case <-p.stop:
+		case <-stop:
 			return
 		}
 	}

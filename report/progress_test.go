@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -74,4 +75,22 @@ func FuzzDecidingRule(f *testing.F) {
 			t.Errorf("rule %q is longer than the detail %q it came from", rule, detail)
 		}
 	})
+}
+
+// TestProgressWritesThroughOffATerminal: off a terminal, what is written through the progress
+// reaches its writer unchanged (a crawl's log records, in tests and pipes); without a writer it
+// is dropped.
+func TestProgressWritesThroughOffATerminal(t *testing.T) {
+	var buf strings.Builder
+	p := NewProgress(&buf, nil)
+	if n, err := p.Write([]byte("level=WARN msg=x\n")); n != 17 || err != nil {
+		t.Errorf("Write = %d, %v", n, err)
+	}
+	p.Close()
+	if buf.String() != "level=WARN msg=x\n" {
+		t.Errorf("the writer got %q", buf.String())
+	}
+	if n, err := NewProgress(nil, nil).Write([]byte("dropped\n")); n != 8 || err != nil {
+		t.Errorf("Write without a writer = %d, %v", n, err)
+	}
 }

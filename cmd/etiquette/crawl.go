@@ -64,6 +64,7 @@ func runCrawl(ctx context.Context, args []string, e env) (int, error) {
 	if err := o.checkRun(); err != nil {
 		return exitUsage, err
 	}
+	o.log = newCrawlLog(e.stderr)
 	policy, err := o.policy(e)
 	if err != nil {
 		return exitUsage, err

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -41,6 +42,8 @@ type policyFlags struct {
 	allowCookie    multiFlag
 	signKey        string
 	signatureAgent string
+
+	log *crawlLog // where the clock and the door log; nil: warnings on slog's default logger
 }
 
 func (o *policyFlags) register(fs *flag.FlagSet) {
@@ -74,7 +77,8 @@ func (o *policyFlags) policyFor(id identity.Identity) (politeness.Policy, error)
 	if err != nil {
 		return politeness.Policy{}, err
 	}
-	p := politeness.Policy{Identity: id, Clock: clock, Rate: cfg.Rate, Concurrency: cfg.Concurrency, LatencyFactor: cfg.LatencyFactor, NoCache: o.noCache}
+	p := politeness.Policy{Identity: id, Clock: clock, Rate: cfg.Rate, Concurrency: cfg.Concurrency, LatencyFactor: cfg.LatencyFactor, NoCache: o.noCache,
+		Logger: o.logger()}
 	if len(o.authorized) > 0 {
 		p.AuthorizedRates = o.authorized
 	}
@@ -232,6 +236,14 @@ func (o *crawlOptions) policy(e env) (politeness.Policy, error) {
 	return p, nil
 }
 
+// logger is the logger of o.log, or nil without one.
+func (o *policyFlags) logger() *slog.Logger {
+	if o.log == nil {
+		return nil
+	}
+	return o.log.logger()
+}
+
 // clock builds the crawl's budget: the crawl is the process, so its clock is built from the
 // flags. The rate rule is hostclock's — NewLocal refuses a rate above DefaultRate, which only an
 // operator's authorisation lifts for the hosts it names — and the command words the refusal in
@@ -246,7 +258,7 @@ func (o *policyFlags) clock() (*hostclock.Local, hostclock.Config, error) {
 	if o.latencyFactor == 0 {
 		return nil, hostclock.Config{}, usagef("--latency-factor 0: want a positive factor, or a negative one to turn pacing by response time off")
 	}
-	cfg := hostclock.Config{Rate: o.rate, Authorized: o.authorized, Concurrency: o.concurrency, LatencyFactor: o.latencyFactor}
+	cfg := hostclock.Config{Rate: o.rate, Authorized: o.authorized, Concurrency: o.concurrency, LatencyFactor: o.latencyFactor, Logger: o.logger()}
 	if len(o.authorized) > 0 {
 		cfg.Rate = min(o.rate, hostclock.DefaultRate)
 	}

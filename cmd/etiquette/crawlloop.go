@@ -26,6 +26,10 @@ const drainTime = 3 * time.Second
 func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy, starts []string) (int, *report.Report, error) {
 	bus := &events.Bus{}
 	policy.Events = bus
+	if o.log == nil {
+		o.log = newCrawlLog(e.stderr)
+	}
+	logger := o.log.logger()
 	rep, err := newCrawlReport(o, policy)
 	if err != nil {
 		return exitUsage, nil, err
@@ -38,7 +42,8 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		return exitUsage, nil, err
 	}
 	defer o.closeShared()
-	f, err := frontier.New(frontier.Options{Storage: o.storage(), Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue})
+	f, err := frontier.New(frontier.Options{Storage: o.storage(), Pacer: policy.Clock, Concurrency: o.concurrency, MaxQueued: o.maxQueue,
+		Logger: logger})
 	if err != nil {
 		return exitNo, nil, withRedisHint(err)
 	}
@@ -51,6 +56,8 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	fmt.Fprintf(e.stderr, "etiquette: crawling %d start URL(s) as %q\n", len(starts), door.UserAgent())
 	progress := startProgress(e, f)
 	bus.Subscribe(progress.Record)
+	// While the line is drawn, a record is written above it, and the line drawn again below.
+	restoreLog := o.log.through(progress)
 	sum, err := crawler.Run(ctx, crawler.Config{
 		Client:   door.Client(),
 		Start:    starts,
@@ -65,9 +72,11 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		LastmodTrust:    o.lastmodTrustOption(),
 		Report:          out.result,
 		Grace:           drainTime,
+		Logger:          logger,
 	})
 	interrupted := ctx.Err() != nil
 	progress.Close()
+	restoreLog()
 	out.summary(door.Stats(), sum, interrupted)
 	r, repErr := rep.close()
 	switch {

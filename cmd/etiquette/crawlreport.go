@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/politecrawl/etiquette/frontier"
@@ -72,8 +71,7 @@ func (r *crawlReport) close() (*report.Report, error) {
 // startProgress draws the crawl's progress line on stderr when stderr is a terminal (and nothing
 // otherwise, tests included), with the frontier's queued and in-progress counts per origin.
 func startProgress(e env, f *frontier.Frontier) *report.Progress {
-	file, _ := e.stderr.(*os.File)
-	return report.NewProgress(file, func() map[string]report.Pending {
+	return report.NewProgress(e.stderr, func() map[string]report.Pending {
 		m := map[string]report.Pending{}
 		for _, st := range f.Stats() {
 			m[st.Origin] = report.Pending{Queued: st.Queued, Waiting: st.InProgress}

@@ -77,6 +77,7 @@ func demoOn(ctx context.Context, e env, site *demosite.Site, passes int, reportD
 	var o crawlOptions
 	o.register(flag.NewFlagSet("", flag.ContinueOnError))
 	o.wantReport = true
+	o.log = newCrawlLog(e.stderr)
 	policy, err := o.policyFor(site.Identity)
 	if err != nil {
 		return exitNo, err

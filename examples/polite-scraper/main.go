@@ -22,29 +22,34 @@ import (
 	"github.com/politecrawl/etiquette/politeness/identity"
 )
 
+// bot is who the scraper says it is, and how the site's operator reaches its owner. Change it to
+// your own before crawling anything but your own site.
+var bot = identity.Identity{
+	Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
+	InfoURL: "https://example.org/bot", Contact: "bot@example.org",
+}
+
 func main() {
 	if len(os.Args) != 2 {
 		log.Fatal("usage: polite-scraper URL")
 	}
-	if err := run(context.Background(), os.Args[1], os.Stdout); err != nil {
+	if err := run(context.Background(), os.Args[1], os.Stdout, politeness.Policy{Identity: bot}); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run crawls from startURL until ctx ends or the crawl is done, writing one "URL\ttitle" line
-// per page to out. main_test.go runs it against a recording test site.
-func run(ctx context.Context, startURL string, out io.Writer) error {
+// run crawls from startURL with the policy until ctx ends or the crawl is done, writing one
+// "URL\ttitle" line per page to out. The policy comes from the caller so that the test can give
+// the crawl a clock, robots.txt keeper and cache of its own (main_test.go).
+func run(ctx context.Context, startURL string, out io.Writer, policy politeness.Policy) error {
 	start, err := url.Parse(startURL)
 	if err != nil || start.Hostname() == "" {
 		return fmt.Errorf("%q is not an absolute URL", startURL)
 	}
 	c := colly.NewCollector(colly.MaxDepth(2), colly.AllowedDomains(start.Hostname()), colly.StdlibContext(ctx))
 
-	// The one line: who we are, and how the operator reaches us.
-	if err := extensions.Polite(c, politeness.Policy{Identity: identity.Identity{
-		Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
-		InfoURL: "https://example.org/bot", Contact: "bot@example.org",
-	}}); err != nil {
+	// The one line: who we are (policy.Identity), and how the operator reaches us.
+	if err := extensions.Polite(c, policy); err != nil {
 		return err
 	}
 

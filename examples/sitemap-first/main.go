@@ -26,27 +26,31 @@ import (
 	"github.com/politecrawl/etiquette/politeness/identity"
 )
 
+// bot is who the crawler says it is; change it to your own.
+var bot = identity.Identity{
+	Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
+	InfoURL: "https://example.org/bot", Contact: "bot@example.org",
+}
+
 func main() {
 	if len(os.Args) != 2 {
 		log.Fatal("usage: sitemap-first URL")
 	}
-	if err := run(context.Background(), os.Args[1], os.Stdout); err != nil {
+	if err := run(context.Background(), os.Args[1], os.Stdout, politeness.Policy{Identity: bot}); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run discovers and crawls startURL's site until ctx ends or nothing is left, writing one
-// "via\tURL\ttitle" line per page to out, then one "found\tvia\tN" line per discovery source.
-func run(ctx context.Context, startURL string, out io.Writer) error {
+// run discovers and crawls startURL's site with the policy until ctx ends or nothing is left,
+// writing one "via\tURL\ttitle" line per page to out, then one "found\tvia\tN" line per
+// discovery source. The test passes a policy that shares nothing with other tests.
+func run(ctx context.Context, startURL string, out io.Writer, policy politeness.Policy) error {
 	start, err := url.Parse(startURL)
 	if err != nil || start.Hostname() == "" {
 		return fmt.Errorf("%q is not an absolute URL", startURL)
 	}
 	c := colly.NewCollector(colly.MaxDepth(2), colly.AllowedDomains(start.Hostname()), colly.StdlibContext(ctx))
-	if err := extensions.Polite(c, politeness.Policy{Identity: identity.Identity{
-		Profile: identity.Generic, Token: "ExampleBot", Version: "1.0",
-		InfoURL: "https://example.org/bot", Contact: "bot@example.org",
-	}}); err != nil {
+	if err := extensions.Polite(c, policy); err != nil {
 		return err
 	}
 

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/etiquettetest/isolated"
 	"github.com/politecrawl/etiquette/etiquettetest/matchers"
 )
 
@@ -16,8 +17,6 @@ import (
 // sitemap), llms.txt and an RSS feed, and checks from what the site received that the crawl read
 // them before any page, fetched each page once, and stayed polite. Copy it for your own crawler.
 func TestDiscoveryComesFirst(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the crawl's default disk cache
-
 	site := etiquettetest.NewSite()
 	defer site.Close()
 	blog := site.NewOrigin()
@@ -33,7 +32,8 @@ func TestDiscoveryComesFirst(t *testing.T) {
 	blog.Page("/from-feed", "From the feed").Page("/linked", "Only linked")
 
 	var out strings.Builder
-	if err := run(context.Background(), u+"/", &out); err != nil {
+	// isolated.Policy: a clock, robots.txt keeper and cache of the test's own.
+	if err := run(context.Background(), u+"/", &out, isolated.Policy(t, bot)); err != nil {
 		t.Fatal(err)
 	}
 

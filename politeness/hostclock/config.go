@@ -137,7 +137,8 @@ type Config struct {
 	Time Time
 	// Rand returns uniform values in [0, 1) for the backoff jitter; nil means math/rand/v2.
 	Rand func() float64
-	// Logger receives every wait (Debug), pause (Info) and give-up (Warn); nil means slog.Default().
+	// Logger receives every wait (Debug), pause (Info) and give-up (Warn); nil means warnings and
+	// errors only, on slog.Default().
 	Logger *slog.Logger
 }
 

@@ -9,6 +9,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/politecrawl/etiquette/internal/quietlog"
 )
 
 // Local is the in-process [Clock]: one schedule per origin, kept in memory for the life of the
@@ -70,12 +72,7 @@ func newLocal(cfg Config) *Local {
 	return &Local{cfg: cfg, origins: make(map[string]*state)}
 }
 
-func (l *Local) logger() *slog.Logger {
-	if l.cfg.Logger != nil {
-		return l.cfg.Logger
-	}
-	return slog.Default()
-}
+func (l *Local) logger() *slog.Logger { return quietlog.Or(l.cfg.Logger) }
 
 // state is one origin's schedule. Every field is guarded by Local.mu. A state is removed from
 // Local.origins only when forgettable, which no waiting request or held lease allows; a lease
