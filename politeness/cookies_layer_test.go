@@ -49,7 +49,8 @@ func TestCookieLayer(t *testing.T) {
 			for _, c := range tt.sent {
 				req.Header.Add("Cookie", c)
 			}
-			resp, err := cookieLayer(next, tt.jar, sink).RoundTrip(req)
+			cd := newCookieDoor(tt.jar, sink)
+			resp, err := cd.requests(cd.responses(next)).RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}
