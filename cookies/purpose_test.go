@@ -76,3 +76,25 @@ func TestLoginOrigins(t *testing.T) {
 		t.Errorf("LoginOrigins() = %q, want %q (one key per origin, default port folded, bad entries left out)", got, want)
 	}
 }
+
+// FuzzLoginOrigin: a Purpose.Login entry either fails with ErrBadLogin or gives an origin key
+// that is its own key again (scheme://host[:port], nothing after it).
+func FuzzLoginOrigin(f *testing.F) {
+	for _, s := range []string{"https://members.example.org", "http://localhost:8080/", "https://x/y", "https://u:p@x",
+		"ftp://x", "", "//x", "https://[::1]:443", "https://Bücher.example", "https://x?", "https://x#f", "https://x:99999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := loginOrigin(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadLogin) {
+				t.Fatalf("loginOrigin(%q) = %v, not ErrBadLogin", s, err)
+			}
+			return
+		}
+		again, err := loginOrigin(k)
+		if err != nil || again != k {
+			t.Fatalf("loginOrigin(%q) = %q, whose own key is %q (%v)", s, k, again, err)
+		}
+	})
+}
