@@ -2,7 +2,8 @@
 //
 // A crawler needs no cookies by default, and the door runs without a jar. When a task does need
 // some — a site that will not serve pages without an anonymous session, a load balancer that
-// misroutes without stickiness, a form that needs its CSRF token — the caller declares a
+// misroutes without stickiness, a form that needs its CSRF token, a members area the operator was
+// given credentials for ([Purpose.Login]) — the caller declares a
 // [Purpose] and gets a [Jar] from [NewJar]: a strict [net/http.CookieJar] that keeps only those
 // cookies, as session cookies, in memory, per origin, and refuses everything else visibly.
 //
@@ -109,9 +110,11 @@
 // # The jar's policy
 //
 // Never stored or returned, whatever the purpose allows: Analytics, Marketing, Personalization,
-// Consent, AntiBot, Login, Paywall. Session, LoadBalancer and CSRF cookies are kept when
-// [Purpose.Categories] declares that category; any other name (Unknown, or filed as Functional,
-// Security or Necessary) only when [Purpose.Allow] lists it. A cookie that passes is still refused when it is
+// Consent, AntiBot, Paywall. Session, LoadBalancer and CSRF cookies are kept when
+// [Purpose.Categories] declares that category; Login cookies only for the origins of
+// [Purpose.Login] (a crawler that signs in with credentials its operator was given), which also
+// keep their session, CSRF and load-balancer cookies; any other name (Unknown, or filed as
+// Functional, Security or Necessary) only when [Purpose.Allow] lists it. A cookie that passes is still refused when it is
 // Partitioned (CHIPS: made for third-party embedding), when its Domain attribute names another
 // site or a public suffix, when it is an allow-listed name the classifier does not know and is
 // SameSite=None (declared for cross-site use), when it breaks the __Secure-/__Host- prefix rules,

@@ -412,3 +412,16 @@ func TestJarLoginPurpose(t *testing.T) {
 		t.Error("Keeps disagrees with what the jar stores")
 	}
 }
+
+// TestAllowPrefixKeepsNoLoginCookie: an allow-list prefix cannot keep a login cookie off the
+// Purpose.Login origins ("wordpress_*" would otherwise match wordpress_logged_in_…).
+func TestAllowPrefixKeepsNoLoginCookie(t *testing.T) {
+	jar, err := NewJar(Purpose{Allow: []string{"wordpress_*"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := mustURL(t, "https://www.example.org/")
+	if refused := jar.Store(u, parseSetCookies("wordpress_logged_in_abc=u; Path=/")); len(refused) != 1 || refused[0].Reason != "login" {
+		t.Errorf("refused %+v, want the login cookie refused as login", refused)
+	}
+}

@@ -27,9 +27,10 @@ type Purpose struct {
 	Categories []Category
 	// Allow lists further cookie names to keep: exact names, or a prefix ending in "*"
 	// ("myapp_*"). Names are case-sensitive (RFC 6265 §5.3). An allowed name is still refused when
-	// its category is never kept (analytics, marketing, personalization, consent, anti-bot, login,
-	// paywall), when it comes with a Domain of another site, when it is Partitioned, and, if the
-	// classifier does not know it, when it is SameSite=None.
+	// its category is never kept (analytics, marketing, personalization, consent, anti-bot,
+	// paywall) or is login (kept only for the origins of Login), when it comes with a Domain of
+	// another site, when it is Partitioned, and, if the classifier does not know it, when it is
+	// SameSite=None.
 	Allow []string
 	// Login names the origins ("https://members.example.org": scheme, host and port, no path)
 	// the crawler signs in to with credentials its operator was given — authentication, the way
