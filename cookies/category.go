@@ -6,9 +6,10 @@ package cookies
 // Category is what a cookie is for: the classifier's answer ([Lookup]) and the unit a [Purpose]
 // declares. The first six come from the Open Cookie Database's "Category" column; the others are
 // this package's own (see the package documentation for the lists behind them). Every category is
-// in exactly one of three groups: never kept ([Category.NeverKept]), declarable
-// ([Category.Declarable]: kept when a purpose declares it), or kept only by name
-// ([Purpose.Allow]). The zero value is Unknown: a name neither the data nor our lists know.
+// in exactly one of four groups: never kept ([Category.NeverKept]), declarable
+// ([Category.Declarable]: kept when a purpose declares it), Login (kept only for the origins a
+// purpose signs in to, [Purpose.Login]), or kept only by name ([Purpose.Allow]). The zero value
+// is Unknown: a name neither the data nor our lists know.
 type Category uint8
 
 // The categories.
@@ -23,8 +24,9 @@ const (
 	Analytics
 	Marketing
 
-	// Never kept, whatever a purpose allows: our reclassification of names the data files as
-	// Functional (or does not list).
+	// Our reclassification of names the data files as Functional (or does not list). Consent,
+	// AntiBot and Paywall are never kept, whatever a purpose allows; Login only for the origins
+	// of Purpose.Login.
 	Consent
 	AntiBot
 	Login
@@ -65,18 +67,20 @@ func (c Category) String() string {
 }
 
 // NeverKept reports whether cookies of this category are refused whatever a [Purpose] allows:
-// Analytics, Marketing, Personalization, Consent, AntiBot, Login and Paywall.
+// Analytics, Marketing, Personalization, Consent, AntiBot and Paywall. (Login is kept, but only
+// for the origins of [Purpose.Login].)
 func (c Category) NeverKept() bool {
 	switch c {
-	case Analytics, Marketing, Personalization, Consent, AntiBot, Login, Paywall:
+	case Analytics, Marketing, Personalization, Consent, AntiBot, Paywall:
 		return true
 	}
 	return false
 }
 
 // Declarable reports whether a [Purpose] may declare the category: Session, LoadBalancer and
-// CSRF, the cookies a task can technically need. Cookies of the other categories are kept only
-// by name ([Purpose.Allow]), and never when [Category.NeverKept].
+// CSRF, the cookies a task can technically need. Login cookies are kept only for the origins of
+// [Purpose.Login]; cookies of the other categories only by name ([Purpose.Allow]), and never when
+// [Category.NeverKept].
 func (c Category) Declarable() bool {
 	switch c {
 	case Session, LoadBalancer, CSRF:

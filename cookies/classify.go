@@ -14,10 +14,32 @@ func Classify(name string) Category { return Lookup(name).Category }
 // first call, which loads the embedded data) and is safe for concurrent use.
 //
 // Order: our exact names, our longest prefix, our "*consent*" substring rule (all ASCII
-// case-insensitive); then the Open Cookie Database: exact name case-sensitively, exact name
-// case-folded, longest prefix case-sensitively, where a prefix of three characters or fewer only
-// counts under the short-prefix rule (see the package documentation).
+// case-insensitive); then the Open Cookie Database's exact name, case-sensitively, then
+// case-folded; then our session shapes ("_*_session", …) and the data's longest prefix (where a
+// prefix of three characters or fewer only counts under the short-prefix rule), the longer literal
+// part winning. A name with the "__Host-" or "__Secure-" prefix that nothing matched is looked up
+// again without it. See the package documentation.
 func Lookup(name string) Match {
+	m := lookup(name, true)
+	if m.Source != NoMatch {
+		return m
+	}
+	for _, p := range namePrefixes {
+		if len(name) > len(p) && hasPrefixFold(name, p) {
+			return lookup(name[len(p):], false)
+		}
+	}
+	return m
+}
+
+// namePrefixes are the cookie name prefixes of RFC 6265bis §4.1.3: they change what a browser
+// requires of the cookie, not what the cookie is for. Without its prefix a name is looked up in
+// our lists only: such a cookie is bound to the site that set it, so a vendor's entry in the data
+// for the bare name ("id", a DoubleClick cookie) says little about it.
+var namePrefixes = [...]string{"__Host-", "__Secure-"}
+
+// lookup is Lookup without the prefix rule; withData false consults our lists only.
+func lookup(name string, withData bool) Match {
 	if name == "" || len(name) > MaxNameLen {
 		return Match{}
 	}
@@ -48,15 +70,26 @@ func Lookup(name string) Match {
 		return Match{Category: Consent, Source: OurRule, Pattern: "*consent*"}
 	}
 
-	d := &t.data
-	if e, ok := d.exact[name]; ok {
-		return e.match(DataExact)
+	sh, shaped := matchShape(folded)
+	if !withData {
+		if shaped {
+			return sh.match(dataEntry{})
+		}
+		return Match{}
 	}
-	if e, ok := d.folded[string(folded)]; ok {
+	d := &t.data
+	e, ok := d.exact[name]
+	if !ok {
+		e, ok = d.folded[string(folded)]
+	}
+	if ok {
+		if shaped && e.cat.refinable() {
+			return sh.match(e)
+		}
 		return e.match(DataExact)
 	}
 	for _, n := range d.lengths {
-		if n > len(name) {
+		if n > len(name) || shaped && n <= sh.literal() {
 			continue
 		}
 		e, ok := d.prefix[name[:n]]
@@ -64,8 +97,21 @@ func Lookup(name string) Match {
 			return e.match(DataPrefix)
 		}
 	}
+	if shaped {
+		return sh.match(dataEntry{})
+	}
 	return Match{}
 }
+
+// match is the Match of a shape; e is the data's entry for the same name, if any, whose category
+// the shape refines.
+func (s shape) match(e dataEntry) Match {
+	return Match{Category: Session, Source: OurRule, Pattern: s.pattern, Platform: e.platform, DataCategory: e.dataCat}
+}
+
+// refinable reports whether our session shapes may refine a data entry of this category: the data
+// files a site's own session cookie as Functional, Security or Necessary.
+func (c Category) refinable() bool { return c == Functional || c == Security || c == Necessary }
 
 func (e dataEntry) match(s Source) Match {
 	return Match{Category: e.cat, Source: s, Pattern: e.pattern, Platform: e.platform, DataCategory: e.dataCat}

@@ -73,7 +73,7 @@ func TestClassify(t *testing.T) {
 		{"_s", "exact (Shopify) beats the Marfeel prefix", Analytics, DataExact, "_s", "Shopify"},
 
 		// Duplicates: the more restrictive category wins.
-		{"token", "Adform Marketing beats Xandr Functional", Marketing, DataExact, "token", "Adform"},
+		{"token", "our session list beats the data (Adform Marketing, Xandr Functional)", Session, OurRule, "token", ""},
 		{"chk", "Mediarithmics Marketing beats PubMatic Functional", Marketing, DataExact, "chk", "Mediarithmics"},
 		{"dc", "Marketing beats Functional", Marketing, DataExact, "dc", "BetweenDigital"},
 		{"u", "three rows, same category: the first", Marketing, DataExact, "u", "Totvs"},
@@ -177,7 +177,7 @@ func TestClassify(t *testing.T) {
 // may turn a data entry filed as Analytics, Marketing or Personalization into a keepable class,
 // except where the package documentation says so.
 func TestOurRulesKeepNoDataTracker(t *testing.T) {
-	documented := map[string]bool{"sessionid": true}
+	documented := map[string]bool{"sessionid": true, "SID": true, "token": true}
 	d := &loadTables().data
 	for _, m := range []map[string]dataEntry{d.exact, d.prefix} {
 		for name, e := range m {
@@ -262,8 +262,39 @@ func TestParseDataQuirks(t *testing.T) {
 
 // referenceLookup is Lookup written the slow, obvious way (linear scans), for differential fuzzing.
 func referenceLookup(name string) Category {
+	if c, ok := referenceRules(name, true); ok {
+		return c
+	}
+	for _, p := range []string{"__host-", "__secure-"} {
+		if len(name) > len(p) && strings.HasPrefix(strings.ToLower(name), p) {
+			c, _ := referenceRules(name[len(p):], false)
+			return c
+		}
+	}
+	return Unknown
+}
+
+// referenceShape reports the literal length of the session shape low has, or -1.
+func referenceShape(low string) int {
+	for _, pre := range []string{"_", "sess", "ssess"} {
+		for _, suf := range []string{"_session", "_key", ""} {
+			if (pre == "_") != (suf != "") || len(low) <= len(pre)+len(suf) ||
+				!strings.HasPrefix(low, pre) || !strings.HasSuffix(low, suf) {
+				continue
+			}
+			mid := low[len(pre) : len(low)-len(suf)]
+			if suf == "" && (len(mid) < 16 || strings.Trim(mid, "0123456789abcdef") != "") {
+				continue
+			}
+			return len(pre) + len(suf)
+		}
+	}
+	return -1
+}
+
+func referenceRules(name string, withData bool) (Category, bool) {
 	if name == "" || len(name) > MaxNameLen {
-		return Unknown
+		return Unknown, false
 	}
 	low := strings.ToLower(name)
 	t := loadTables()
@@ -272,7 +303,7 @@ func referenceLookup(name string) Category {
 		for _, p := range r.patterns {
 			lp := strings.ToLower(p)
 			if lp == low {
-				return r.cat
+				return r.cat, true
 			}
 			if pre, ok := strings.CutSuffix(lp, "*"); ok && strings.HasPrefix(low, pre) && len(pre) > best {
 				best, bestCat = len(pre), r.cat
@@ -280,16 +311,27 @@ func referenceLookup(name string) Category {
 		}
 	}
 	if best >= 0 {
-		return bestCat
+		return bestCat, true
 	}
 	if strings.Contains(low, "consent") {
-		return Consent
+		return Consent, true
 	}
-	if e, ok := t.data.exact[name]; ok {
-		return e.cat
+	shape := referenceShape(low)
+	if !withData {
+		if shape < 0 {
+			return Unknown, false
+		}
+		return Session, true
 	}
-	if e, ok := t.data.folded[low]; ok {
-		return e.cat
+	e, ok := t.data.exact[name]
+	if !ok {
+		e, ok = t.data.folded[low]
+	}
+	if ok {
+		if shape >= 0 && (e.cat == Functional || e.cat == Security || e.cat == Necessary) {
+			return Session, true
+		}
+		return e.cat, true
 	}
 	best, bestCat = -1, Unknown
 	for p, e := range t.data.prefix {
@@ -297,12 +339,17 @@ func referenceLookup(name string) Category {
 			best, bestCat = len(p), e.cat
 		}
 	}
-	return bestCat
+	if shape >= 0 && shape >= best {
+		return Session, true
+	}
+	return bestCat, best >= 0
 }
 
 func FuzzLookup(f *testing.F) {
 	for _, s := range []string{"_ga", "_ga_ABC", "_session", "_s", "_s1", "SR1", "CTX", "Oid", "PHPSESSID",
-		"JSESSIONID.x", "wordpress_logged_in_1", "my_consent", "cmplz_", "mp_", "a", "", "\xff\xfe", "ÄÖÜ_ga"} {
+		"JSESSIONID.x", "wordpress_logged_in_1", "my_consent", "cmplz_", "mp_", "a", "", "\xff\xfe", "ÄÖÜ_ga",
+		"_shop_session", "_ga_session", "_zendesk_session", "_Brochure_session", "_rd_wa_first_session_x_session",
+		"_app_key", "SESS0123456789abcdef", "SSESS0123456789abcdeX", "__Host-sid", "__Secure-_ga", "__host-id", "__Host-"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

@@ -129,9 +129,13 @@ func (j *Jar) logger() *slog.Logger {
 // session cookies of u's origin, and refuses (logs and counts) the rest. A cookie that deletes
 // itself (Max-Age ≤ 0, or an Expires in the past) removes a kept cookie of that name and is
 // otherwise ignored, not counted: it stores nothing.
-func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
+func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) { j.Store(u, cs) }
+
+// Store is SetCookies that also returns the refusals, in the order of cs (nil when none), so
+// that a caller can explain them; they are logged and counted as SetCookies does.
+func (j *Jar) Store(u *url.URL, cs []*http.Cookie) (refused []Refusal) {
 	if j == nil || len(cs) == 0 {
-		return
+		return nil
 	}
 	key, err := origin.RobotsKey(u)
 	host, herr := origin.Host(u)
@@ -142,10 +146,10 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 	if err != nil || herr != nil {
 		for _, c := range cs {
 			if c != nil {
-				j.refuse(Refusal{Name: c.Name, Reason: ReasonNoOrigin, Match: Lookup(c.Name)})
+				refused = append(refused, j.refuse(Refusal{Name: c.Name, Reason: ReasonNoOrigin, Match: Lookup(c.Name)}))
 			}
 		}
-		return
+		return refused
 	}
 	oj := j.origins[key]
 	if oj != nil {
@@ -157,7 +161,7 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 		}
 		m := Lookup(c.Name)
 		deleting := c.MaxAge < 0 || (!c.Expires.IsZero() && !c.Expires.After(now))
-		reason := j.decide(u, host, c, m)
+		reason := j.decide(u, key, host, c, m)
 		if deleting {
 			if reason == "" && oj != nil {
 				j.forget(oj, u, c)
@@ -170,7 +174,7 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 			}
 		}
 		if reason != "" {
-			j.refuse(Refusal{Origin: key, Name: c.Name, Reason: reason, Match: m})
+			refused = append(refused, j.refuse(Refusal{Origin: key, Name: c.Name, Reason: reason, Match: m}))
 			continue
 		}
 		if oj == nil {
@@ -178,6 +182,15 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 		}
 		j.keep(oj, u, c, now)
 	}
+	return refused
+}
+
+// Keeps reports whether the purpose keeps a cookie named name for u's origin, by its name alone
+// (a Cookie header has no attributes to check): the door uses it for a Cookie header the caller
+// set itself. A nil jar keeps nothing.
+func (j *Jar) Keeps(u *url.URL, name string) bool {
+	key, err := origin.RobotsKey(u)
+	return j != nil && err == nil && j.rules.keeps(key, Classify(name), name)
 }
 
 func (j *Jar) maxPerOrigin() int {
@@ -194,13 +207,11 @@ func (j *Jar) maxLifetime() time.Duration {
 	return DefaultMaxLifetime
 }
 
-// decide returns "" to keep c, or the reason to refuse it. Category reasons come first, so the
-// operator's summary says what kind of cookie a site tried to set.
-func (j *Jar) decide(u *url.URL, host string, c *http.Cookie, m Match) string {
-	if m.Category.NeverKept() {
-		return m.Category.String()
-	}
-	if !j.rules.keeps(m.Category, c.Name) {
+// decide returns "" to keep c, set from u (origin key, host), or the reason to refuse it.
+// Category reasons come first, so the operator's summary says what kind of cookie a site tried
+// to set.
+func (j *Jar) decide(u *url.URL, key, host string, c *http.Cookie, m Match) string {
+	if !j.rules.keeps(key, m.Category, c.Name) {
 		return m.Category.String()
 	}
 	if c.Partitioned {
@@ -255,7 +266,7 @@ func prefixOK(u *url.URL, c *http.Cookie) bool {
 
 func hasPrefixFold(s, p string) bool { return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p) }
 
-func (j *Jar) refuse(r Refusal) {
+func (j *Jar) refuse(r Refusal) Refusal {
 	if j.refused == nil {
 		j.refused = map[string]int{}
 	}
@@ -267,6 +278,7 @@ func (j *Jar) refuse(r Refusal) {
 	if j.opt.OnRefuse != nil {
 		j.opt.OnRefuse(r)
 	}
+	return r
 }
 
 // newOrigin adds an origin's cookiejar. Origins are only added here, so this is where memory

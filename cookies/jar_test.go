@@ -372,3 +372,56 @@ func TestJarConcurrentUse(t *testing.T) {
 		t.Errorf("refused %v, want analytics 400", r)
 	}
 }
+
+// TestJarLoginPurpose: for a Purpose.Login origin the jar keeps what a signed-in session needs —
+// login, session, CSRF and load-balancer cookies — and still refuses trackers, consent, anti-bot
+// and paywall cookies; on any other origin the login cookie is refused and the session cookie too,
+// as no category was declared.
+func TestJarLoginPurpose(t *testing.T) {
+	jar, err := NewJar(Purpose{Login: []string{"https://members.example.org"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := []string{"wordpress_logged_in_abc=u; Path=/; Secure", "_shop_session=s; Path=/; Secure", "csrftoken=c; Path=/; Secure",
+		"AWSALB=lb; Path=/", "_ga=GA1.1.1", "OptanonConsent=x", "cf_clearance=y", "__tbc=z", "myapp_state=1"}
+	members := mustURL(t, "https://members.example.org/login")
+	refused := jar.Store(members, parseSetCookies(set...))
+	var why []string
+	for _, r := range refused {
+		why = append(why, r.Name+" "+r.Reason)
+	}
+	wantWhy := []string{"_ga analytics", "OptanonConsent consent", "cf_clearance anti-bot", "__tbc paywall", "myapp_state unknown"}
+	if !slices.Equal(why, wantWhy) {
+		t.Errorf("refused on the login origin: %q, want %q", why, wantWhy)
+	}
+	want := []string{"AWSALB", "_shop_session", "csrftoken", "wordpress_logged_in_abc"}
+	if got := names(jar.Cookies(mustURL(t, "https://members.example.org/members"))); !slices.Equal(got, want) {
+		t.Errorf("sent back to the login origin: %q, want %q", got, want)
+	}
+	for _, other := range []string{"http://members.example.org/", "https://members.example.org:8443/", "https://www.example.org/", "https://example.org/"} {
+		if got := jar.Cookies(mustURL(t, other)); len(got) != 0 {
+			t.Errorf("%s received %q: login cookies must stay on their origin", other, names(got))
+		}
+	}
+	elsewhere := mustURL(t, "https://www.example.org/")
+	refused = jar.Store(elsewhere, parseSetCookies("wordpress_logged_in_abc=u; Path=/; Secure", "_shop_session=s; Path=/; Secure"))
+	if len(refused) != 2 || refused[0].Reason != "login" || refused[1].Reason != "session" {
+		t.Errorf("off the login origin: refused %+v, want the login and the session cookie", refused)
+	}
+	if !jar.Keeps(members, "_shop_session") || jar.Keeps(members, "_ga") || jar.Keeps(elsewhere, "wordpress_logged_in_abc") {
+		t.Error("Keeps disagrees with what the jar stores")
+	}
+}
+
+// TestAllowPrefixKeepsNoLoginCookie: an allow-list prefix cannot keep a login cookie off the
+// Purpose.Login origins ("wordpress_*" would otherwise match wordpress_logged_in_…).
+func TestAllowPrefixKeepsNoLoginCookie(t *testing.T) {
+	jar, err := NewJar(Purpose{Allow: []string{"wordpress_*"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := mustURL(t, "https://www.example.org/")
+	if refused := jar.Store(u, parseSetCookies("wordpress_logged_in_abc=u; Path=/")); len(refused) != 1 || refused[0].Reason != "login" {
+		t.Errorf("refused %+v, want the login cookie refused as login", refused)
+	}
+}

@@ -1,6 +1,9 @@
 package cookies
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // ourRules are this package's own lists, checked before the data and matched ASCII
 // case-insensitively (servers are not consistent: DataDome sets "datadome", the data lists
@@ -40,10 +43,15 @@ var ourRules = []struct {
 		// WordPress (the auth cookie itself is "wordpress_<hash>"), Drupal, Rails/Devise, Laravel,
 		// Keycloak, Auth0, NextAuth.js, GitHub-style session logins, phpMyAdmin.
 		"wordpress_*", "wordpress_logged_in_*", "wordpress_sec_*", "wordpressuser_*",
-		"wordpresspass_*", "wp-postpass_*", "SSESS*", "remember_user_token", "remember_web_*",
+		"wordpresspass_*", "wp-postpass_*", "remember_user_token", "remember_web_*",
 		"remember_token", "remember_me", "KEYCLOAK_*", "AUTH_SESSION_ID*", "KC_*", "auth0*",
 		"next-auth.session-token", "__Secure-next-auth.session-token", "user_session",
 		"__Host-user_session_same_site", "logged_in", "pmaAuth-*", "pmaUser-*",
+		// Auth.js, ASP.NET Forms and Core Identity, Nuxt auth, Tomcat single sign-on,
+		// mod_auth_openidc.
+		"authjs.session-token", "__Secure-authjs.session-token", ".ASPXAUTH", ".AspNetCore.Cookies",
+		".AspNetCore.Identity.Application", "auth._token.*", "auth._refresh_token.*",
+		"JSESSIONIDSSO", "mod_auth_openidc_session",
 	}},
 	{Paywall, []string{
 		// Piano/Tinypass, Zephr, Poool, the New York Times meter.
@@ -54,6 +62,13 @@ var ourRules = []struct {
 		"PHPSESSID", "__Secure-PHPSESSID", "JSESSIONID*", "ASP.NET_SessionId", "ASPSESSIONID*",
 		"CFID", "CFTOKEN", "sessionid", "connect.sid", "laravel_session", "ci_session",
 		"rack.session", "_session_id", "_rails_session", "SESSION", "CGISESSID", "CAKEPHP",
+		// Generic names (the data files Google's SID and Adform's token as Marketing; on a site
+		// a crawler visits they are that site's session; "session" of Flask, Pyramid and Gorilla is
+		// SESSION above, as matching ignores case), Express
+		// cookie-session, Koa, Sails, Play, Symfony 1, ASP.NET Core, Odoo/web.py, XenForo.
+		"sid", "token", "express:sess", "express:sess.sig", "koa.sess", "koa:sess",
+		"koa.sess.sig", "koa:sess.sig", "sails.sid", "PLAY_SESSION", "symfony",
+		".AspNetCore.Session", "session_id", "xf_session",
 	}},
 	{LoadBalancer, []string{
 		"AWSALB", "AWSALBCORS", "AWSALBTG", "AWSALBTGCORS", "AWSALBAPP-*", "AWSELB", "AWSELBCORS",
@@ -64,8 +79,69 @@ var ourRules = []struct {
 	{CSRF, []string{
 		"csrftoken", "XSRF-TOKEN", "CSRF-TOKEN", "_csrf", "_csrf_token", "csrf_token", "_xsrf",
 		"__RequestVerificationToken*", ".AspNetCore.Antiforgery.*", "next-auth.csrf-token",
-		"__Host-next-auth.csrf-token",
+		"__Host-next-auth.csrf-token", "authjs.csrf-token", "csrf_cookie_name",
 	}},
+}
+
+// ourShapes are session names with a part that varies in the middle or a generated tail, which
+// neither an exact name nor a prefix can express: Rails names its session "_<app>_session",
+// Phoenix "_<app>_key", Drupal "SESS<hash>" (SSESS over https). They are matched ASCII
+// case-insensitively after the data's exact names, and against the data's prefixes by length:
+// the longer literal part wins, so "_ga_session" is a session (9 literal characters against
+// Google's "_ga_") while a vendor's 20-character prefix ending in "_session" stays the vendor's.
+// A data exact name wins unless the data files it as Functional, Security or Necessary — what
+// the data calls a site's own session ("_zendesk_session") is a session, what it calls a
+// tracker ("_Brochure_session", Analytics) stays one.
+var ourShapes = []shape{
+	{pattern: "_*_session", prefix: "_", suffix: "_session"},
+	{pattern: "_*_key", prefix: "_", suffix: "_key"},
+	{pattern: "SESS<hex>", prefix: "sess", hex: true},
+	{pattern: "SSESS<hex>", prefix: "ssess", hex: true},
+}
+
+// shape is a prefix and a suffix (lower case) around a middle part: any non-empty text, or with
+// hex at least minHex hexadecimal digits and nothing after them.
+type shape struct {
+	pattern        string // as the documentation writes it, for Match.Pattern
+	prefix, suffix string
+	hex            bool
+}
+
+// minHex is the fewest hex digits a Drupal session name carries after SESS (it carries 32).
+const minHex = 16
+
+// literal is how many characters of a name the shape fixes, compared with a data prefix's length.
+func (s shape) literal() int { return len(s.prefix) + len(s.suffix) }
+
+// matches reports whether the lower-cased name has the shape.
+func (s shape) matches(folded []byte) bool {
+	n := len(folded)
+	if n <= s.literal() || !bytes.HasPrefix(folded, []byte(s.prefix)) || !bytes.HasSuffix(folded, []byte(s.suffix)) {
+		return false
+	}
+	if !s.hex {
+		return true
+	}
+	mid := folded[len(s.prefix) : n-len(s.suffix)]
+	if len(mid) < minHex {
+		return false
+	}
+	for _, c := range mid {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// matchShape returns the first shape the lower-cased name has.
+func matchShape(folded []byte) (shape, bool) {
+	for _, s := range ourShapes {
+		if s.matches(folded) {
+			return s, true
+		}
+	}
+	return shape{}, false
 }
 
 // consentWord is our substring rule: a name containing "consent" (any case) is a consent cookie

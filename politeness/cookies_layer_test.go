@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/politecrawl/etiquette/cookies"
@@ -49,7 +50,8 @@ func TestCookieLayer(t *testing.T) {
 			for _, c := range tt.sent {
 				req.Header.Add("Cookie", c)
 			}
-			resp, err := cookieLayer(next, tt.jar, sink).RoundTrip(req)
+			cd := newCookieDoor(tt.jar, sink)
+			resp, err := cd.requests(cd.responses(next)).RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,4 +79,18 @@ func TestCookieLayer(t *testing.T) {
 	if got := session.Cookies(u); len(got) != 1 || got[0].Name != "PHPSESSID" {
 		t.Errorf("the jar holds %v, want only the session cookie", got)
 	}
+}
+
+// FuzzMalformedName: the name a Notice gives an unparsable Set-Cookie line is short printable
+// ASCII, whatever the line.
+func FuzzMalformedName(f *testing.F) {
+	for _, s := range []string{`prefs={"a":1}`, "=x", "", "a b=c", "\x00=1", strings.Repeat("n", 100) + "=v", "ä=1; Path=/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		n := malformedName(line)
+		if n == "" || len(n) > 64 || strings.IndexFunc(n, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0 {
+			t.Fatalf("malformedName(%q) = %q", line, n)
+		}
+	})
 }

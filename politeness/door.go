@@ -22,9 +22,11 @@
 //	                         up to Policy.MaxWait, else fails at once (hostclock.WaitTooLongError)
 //	robots gate              RFC 9309 for this exact URL; fetches robots.txt by sending a marked
 //	                         request into the top of the door
-//	cookies                  none, or only what a declared purpose needs
+//	cookies                  none, or only what a declared purpose needs, for its own origin
 //	cache                    RFC 9111; a fresh hit returns here and spends no budget
 //	backoff                  re-sends after 429/503 once the host clock's pause ends
+//	· Set-Cookie             every answer's Set-Cookie (304s and retried 429s too) filed through
+//	                         the purpose jar, refusals counted, then removed
 //	· door's own clock       only for a Rate or Concurrency below the process-wide default
 //	host clock               the process-wide start budget per origin; the timeout starts here
 //	· wire                   Stop leaves a request alone from here on
@@ -107,10 +109,11 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	if err != nil {
 		return nil, err
 	}
-	jar, err := p.jar(bus, logger)
+	jar, err := p.jar(logger)
 	if err != nil {
 		return nil, err
 	}
+	cookieDoor := newCookieDoor(jar, bus)
 	var store cache.Store
 	if !p.NoCache {
 		if store, err = p.cacheStore(logger); err != nil {
@@ -151,7 +154,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 		func(next http.RoundTripper) http.RoundTripper {
 			return robotsGate(next, d.robots.keeper, p.reading(), fetchRobots, budget, bus)
 		},
-		func(next http.RoundTripper) http.RoundTripper { return cookieLayer(next, jar, bus) },
+		cookieDoor.requests,
 		func(next http.RoundTripper) http.RoundTripper {
 			if store == nil {
 				return next
@@ -163,6 +166,9 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 		func(next http.RoundTripper) http.RoundTripper {
 			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger, Deadline: hostclock.StartBy})
 		},
+		// Set-Cookie is filed here, below the cache and backoff, so that the cookies of a 304 and
+		// of a retried 429 are counted too; the Cookie header is decided above the cache.
+		cookieDoor.responses,
 		func(next http.RoundTripper) http.RoundTripper {
 			if stricter == nil {
 				return next

@@ -304,16 +304,13 @@ func (p Policy) keeper() *robots.Keeper {
 	return processKeeper()
 }
 
-// jar returns the purpose-bound cookie jar, or nil without a purpose. Every cookie the jar refuses
-// is a Notice on sink, and a Debug record on logger.
-func (p Policy) jar(sink events.Sink, logger *slog.Logger) (*cookies.Jar, error) {
+// jar returns the purpose-bound cookie jar, or nil without a purpose. The door's cookie layer
+// reports what the jar refuses (cookieDoor.responses); the jar's own records go to logger.
+func (p Policy) jar(logger *slog.Logger) (*cookies.Jar, error) {
 	if p.Cookies == nil {
 		return nil, nil
 	}
-	opts := cookies.Options{Logger: logger, OnRefuse: func(r cookies.Refusal) {
-		sink.Emit(events.Event{Type: events.Notice, URL: r.Origin, Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
-	}}
-	jar, err := cookies.NewJar(*p.Cookies, opts)
+	jar, err := cookies.NewJar(*p.Cookies, cookies.Options{Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("etiquette: cookie purpose: %w", err)
 	}

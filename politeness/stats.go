@@ -31,8 +31,12 @@ type StatsSnapshot struct {
 	Bytes     int64
 	// CacheBytesSaved counts the body bytes the cache served that the site did not have to send.
 	CacheBytesSaved int64
-	// CookiesRefused counts the cookies not kept, by category (analytics, consent, unknown, …).
-	// Without a cookie purpose every cookie a site sets is refused and counted here.
+	// CookiesRefused counts the cookies not kept, one per Set-Cookie line of every answer the
+	// site sent (304s and retried 429s included), by category ("analytics", "consent", "session",
+	// "unknown", …; cookies.Category.String) or, for a cookie a purpose would keep but its
+	// attributes forbid, by reason ("foreign-domain", "partitioned", …; see cookies.Refusal), and
+	// "malformed" for a line net/http cannot parse. Without a cookie purpose every cookie a site
+	// sets is refused and counted here. [StatsSnapshot.CookiesRefusedTotal] sums them.
 	CookiesRefused map[string]int
 }
 
@@ -71,6 +75,15 @@ func (st *Stats) record(e events.Event) {
 			st.s.CookiesRefused[category]++
 		}
 	}
+}
+
+// CookiesRefusedTotal is the number of cookies refused, all categories and reasons together.
+func (s StatsSnapshot) CookiesRefusedTotal() int {
+	n := 0
+	for _, c := range s.CookiesRefused {
+		n += c
+	}
+	return n
 }
 
 func (st *Stats) snapshot() StatsSnapshot {

@@ -146,7 +146,11 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 	fmt.Fprintf(o.stderr, "  found via: %s; %d discovery documents\n", counts(c.Sources), c.Documents)
 	fmt.Fprintf(o.stderr, "  cache:   %s; %d body bytes the site did not send\n", counts(s.Cache), s.CacheBytesSaved)
 	fmt.Fprintf(o.stderr, "  waits:   %s; pauses %d; retries %d\n", counts(s.Waits), s.Pauses, s.Retries)
-	fmt.Fprintf(o.stderr, "  cookies refused: %s\n", counts(s.CookiesRefused))
+	if n := s.CookiesRefusedTotal(); n > 0 {
+		fmt.Fprintf(o.stderr, "  cookies refused: %d (%s)\n", n, counts(s.CookiesRefused))
+	} else {
+		fmt.Fprintln(o.stderr, "  cookies refused: none")
+	}
 	for _, st := range c.Origins {
 		if st.Dropped > 0 {
 			fmt.Fprintf(o.stderr, "  dropped %d URLs over the queue cap of %s (--max-queue %d)\n", st.Dropped, st.Origin, o.maxQueue)

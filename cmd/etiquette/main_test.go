@@ -222,7 +222,7 @@ func TestCrawlPrintsALinePerURL(t *testing.T) {
 	if _, ok := byURL["https://elsewhere.invalid/"]; ok {
 		t.Errorf("followed a link off the start origin")
 	}
-	if !strings.Contains(errOut, "URLs decided") || !strings.Contains(errOut, "cookies refused: analytics 1") {
+	if !strings.Contains(errOut, "URLs decided") || !strings.Contains(errOut, "cookies refused: 1 (analytics 1)") {
 		t.Errorf("no summary on stderr: %q", errOut)
 	}
 	mu.Lock()

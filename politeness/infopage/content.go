@@ -182,7 +182,7 @@ func behaviour(p politeness.Policy) section {
 			s.Items = append(s.Items, para{text("No URL is read from the site more than once every %s.", human(p.MinRevisit))})
 		}
 	}
-	s.Items = append(s.Items, cookiesItem(p))
+	s.Items = append(s.Items, cookiesItems(p)...)
 	var order []string
 	for _, k := range discoveryOrder {
 		if name, ok := kindNames[k]; ok {
@@ -193,19 +193,38 @@ func behaviour(p politeness.Policy) section {
 	return s
 }
 
-func cookiesItem(p politeness.Policy) para {
-	if p.Cookies == nil || (len(p.Cookies.Categories) == 0 && len(p.Cookies.Allow) == 0) {
-		return para{text("No cookies: none is sent and none is kept.")}
+// cookiesItems says which cookies the crawler keeps: none, those a task needs, and the sites it
+// logs in to (Purpose.Login), each in its own item so an operator finds their site by name.
+func cookiesItems(p politeness.Policy) []para {
+	c := p.Cookies
+	if c == nil || (len(c.Categories) == 0 && len(c.Allow) == 0 && len(c.LoginOrigins()) == 0) {
+		return []para{{text("No cookies: none is sent and none is kept.")}}
 	}
+	const never = "tracking, analytics, advertising, consent, anti-bot and paywall cookies are never kept, no cookie crosses to another site, and none is written to disk."
+	var items []para
 	var what []string
-	for _, c := range p.Cookies.Categories {
-		what = append(what, c.String()+" cookies")
+	for _, cat := range c.Categories {
+		what = append(what, cat.String()+" cookies")
 	}
-	for _, n := range p.Cookies.Allow {
+	for _, n := range c.Allow {
 		what = append(what, "the cookie "+n)
 	}
-	return para{text("Cookies only where the task needs them (%s); tracking, analytics, advertising, consent and login cookies are never kept, no cookie crosses to another site, and none is written to disk.",
-		strings.Join(what, ", "))}
+	logins := c.LoginOrigins()
+	if len(what) > 0 {
+		where := "login cookies are never kept either"
+		if len(logins) > 0 {
+			where = "login cookies only for the sites below"
+		}
+		items = append(items, para{text("Cookies only where the task needs them (%s); %s; %s", strings.Join(what, ", "), where, never)})
+	}
+	if len(logins) > 0 {
+		items = append(items, para{text("It logs in to: %s — with credentials their operators gave us. Its login and session cookies are kept in memory for those sites only, for the crawl, and sent to no other site.",
+			strings.Join(logins, ", "))})
+		if len(what) == 0 {
+			items = append(items, para{text("No other cookies: %s", strings.ToUpper(never[:1])+never[1:])})
+		}
+	}
+	return items
 }
 
 func verification(o Options, signer *webbotauth.Signer) section {
