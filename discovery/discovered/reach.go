@@ -123,12 +123,3 @@ func (r *Reach) Check(namedBy, rawURL string, sitemapLine bool) error {
 	used[target] = true
 	return nil
 }
-
-// Started reports whether rawURL is on the origin of a start URL.
-func (r *Reach) Started(rawURL string) bool {
-	if r == nil {
-		return false
-	}
-	key, err := OriginOf(rawURL)
-	return err == nil && r.starts[key]
-}

@@ -332,3 +332,45 @@ func TestAWordPressListingIsCappedByThePagesLeft(t *testing.T) {
 		t.Errorf("pages-covered limit %d, want 1; limits %+v", n, r.summary.Limits)
 	}
 }
+
+// A redirect names its target as a document does: a sitemap that redirects to an origin that is
+// neither its own nor a start origin is not followed there.
+func TestADiscoveryRedirectOffTheCrawlsOriginsIsNotFollowed(t *testing.T) {
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	o, elsewhere := site.NewOrigin(), site.NewOrigin()
+	o.Robots("User-agent: *\nAllow: /\nSitemap: " + o.URL + "/sitemap.xml\n")
+	o.Serve("/sitemap.xml", etiquettetest.Redirect(http.StatusFound, elsewhere.URL+"/sitemap.xml"))
+	elsewhere.Robots("User-agent: *\nAllow: /\n")
+	elsewhere.Serve("/sitemap.xml", etiquettetest.Sitemap(o.URL+"/listed"))
+
+	r := discover(t, testDoor(t, o, elsewhere), o.URL+"/", plan.Options{}, nil)
+
+	if n := len(elsewhere.Requests()); n != 0 {
+		t.Errorf("the other origin received %d requests; want none", n)
+	}
+	if n := limitOf(r.summary, o.URL, discovered.ReasonOffOrigin); n != 1 {
+		t.Errorf("off-origin limit %d, want the redirect; limits %+v", n, r.summary.Limits)
+	}
+}
+
+// The sitemap walk's refusals — an index that lists itself, indexes nested too deep — are
+// counted once per origin and reason.
+func TestSitemapWalkRefusalsAreCountedPerOrigin(t *testing.T) {
+	site := etiquettetest.NewSite()
+	defer site.Close()
+	o := site.NewOrigin()
+	o.Robots("User-agent: *\nAllow: /\nSitemap: " + o.URL + "/i1.xml\n")
+	o.Serve("/i1.xml", etiquettetest.SitemapIndex(o.URL+"/i1.xml", o.URL+"/i2.xml"))
+	o.Serve("/i2.xml", etiquettetest.SitemapIndex(o.URL+"/i1.xml", o.URL+"/i3.xml"))
+	o.Serve("/i3.xml", etiquettetest.SitemapIndex(o.URL+"/i4.xml", o.URL+"/i5.xml"))
+
+	r := discover(t, testDoor(t, o), o.URL+"/", plan.Options{}, nil)
+
+	if n := limitOf(r.summary, o.URL, plan.ReasonSitemapRepeated); n != 2 {
+		t.Errorf("sitemap-repeated %d, want 2 (i1 listed by itself and by i2); limits %+v", n, r.summary.Limits)
+	}
+	if n := limitOf(r.summary, o.URL, plan.ReasonSitemapTooDeep); n != 2 {
+		t.Errorf("sitemap-too-deep %d, want 2 (i4 and i5, a fourth level); limits %+v", n, r.summary.Limits)
+	}
+}
