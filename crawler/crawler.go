@@ -6,7 +6,10 @@
 // (discovery/plan, which documents the order): the URLs they list are queued as they stream in,
 // the start page is fetched after the sitemaps and llms.txt, and the origin's other pages only
 // once what the start page advertises has been read. Discovery documents are reported too, and
-// do not count toward MaxPages.
+// do not count toward MaxPages; but the crawl's limits bound them: Workers is the number of
+// requests in flight, pages and discovery documents together, and with MaxPages discovery reads
+// at most MaxPages documents, and none more for an origin once the URLs it queued for it cover
+// the pages left (plan.Config.MaxDocuments, plan.Config.PagesLeft).
 //
 // The run ends when nothing is queued and no worker is busy — not at the first moment the queue
 // is empty, since a page being read may still bring links — or when its context ends, MaxPages
@@ -29,6 +32,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/discovery/plan"
@@ -70,8 +75,8 @@ type Config struct {
 	// Frontier holds the URLs; nil means an in-memory frontier with its defaults and no Pacer.
 	// Give it the door's clock as its Pacer, so that no worker waits on an origin's turn.
 	Frontier *frontier.Frontier
-	// Workers is the number of requests in progress at once across all origins; 0 means
-	// DefaultWorkers.
+	// Workers is the number of requests in progress at once across all origins — page fetches
+	// and discovery requests together; 0 means DefaultWorkers.
 	Workers int
 	// MaxPages stops the crawl after this many pages got a response (of any status); 0 means no
 	// limit. Requests that got none (refused by robots.txt, a network error) do not count.
@@ -176,8 +181,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, fmt.Errorf("crawler: Config.Workers %d, MaxPages %d and MaxDepth %d must not be negative; use 0 for the defaults",
 			cfg.Workers, cfg.MaxPages, cfg.MaxDepth)
 	}
+	workers := cmp.Or(cfg.Workers, DefaultWorkers)
 	r := &run{cfg: cfg, f: cfg.Frontier, scope: cfg.Scope, log: cmp.Or(cfg.Logger, slog.Default()),
-		pages: newPageBudget(cfg.MaxPages), sources: map[string]int{}}
+		pages: newPageBudget(cfg.MaxPages), sources: map[string]int{},
+		inFlight: semaphore.NewWeighted(int64(workers))}
 	if r.f == nil {
 		var err error
 		if r.f, err = frontier.New(frontier.Options{Logger: cfg.Logger}); err != nil {
@@ -190,7 +197,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Discovery != nil {
 		var err error
 		r.planner, err = plan.New(plan.Config{Client: cfg.Client, Frontier: r.f, Options: *cfg.Discovery,
-			PagesLeft: r.pages.left, Report: r.reportDocument, Logger: cfg.Logger, Claims: cfg.DiscoveryClaims})
+			PagesLeft: r.pages.left, MaxDocuments: cfg.MaxPages, InFlight: r.inFlight,
+			Report: r.reportDocument, Logger: cfg.Logger, Claims: cfg.DiscoveryClaims})
 		if err != nil {
 			return Summary{}, fmt.Errorf("crawler: Config.Discovery: %w", err)
 		}
@@ -214,7 +222,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r.queueStarts(planCtx)
 
 	var wg sync.WaitGroup
-	for range cmp.Or(cfg.Workers, DefaultWorkers) {
+	for range workers {
 		wg.Go(func() { r.work(ctx, reqCtx) })
 	}
 	wg.Wait()
@@ -258,6 +266,8 @@ type run struct {
 	log     *slog.Logger
 	pages   *pageBudget
 	planner *plan.Planner // nil without Config.Discovery
+	// inFlight bounds the requests in progress, pages and discovery documents: Config.Workers.
+	inFlight *semaphore.Weighted
 
 	reportMu sync.Mutex
 	sources  map[string]int // results by FoundVia, guarded by reportMu
@@ -288,8 +298,11 @@ func (r *run) work(ctx, reqCtx context.Context) {
 		var page *plan.Page
 		if it.Refused != nil {
 			res = Result{URL: it.URL, Kind: kind.HTML, FoundVia: it.Via, Depth: it.Depth, Err: it.Refused}
+		} else if err := r.inFlight.Acquire(reqCtx, 1); err != nil {
+			res = Result{URL: it.URL, Kind: kind.HTML, FoundVia: it.Via, Depth: it.Depth, Err: ErrInterrupted}
 		} else {
 			res, page = r.fetch(reqCtx, it)
+			r.inFlight.Release(1)
 		}
 		if r.planner != nil {
 			r.planner.StartRead(it, page)

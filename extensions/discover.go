@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/gocolly/colly/v2"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/discovery/plan"
@@ -35,8 +36,11 @@ var ErrNotPolite = errors.New("etiquette: Discover needs a collector that extens
 type DiscoverOptions struct {
 	// Plan tunes discovery: no /sitemap.xml guess, /llms-full.txt, the low-water mark, ….
 	Plan plan.Options
-	// Workers is the number of URLs in the collector's hands at once; 0 means
-	// DefaultDiscoverWorkers.
+	// Workers is the number of URLs in the collector's hands at once, and the number of
+	// discovery's own requests (sitemaps, llms.txt, feeds, APIs) in flight at once, whatever
+	// the number of start origins; 0 means DefaultDiscoverWorkers. The two are bounded apart:
+	// a page's callback that visits a link waits for its origin's discovery, which must not
+	// wait for that page's unit in turn.
 	Workers int
 	// Frontier holds the URLs found; nil means an in-memory one that spaces each origin's URLs
 	// at the default 3 per second. Give it your Policy.Clock as its Pacer (frontier.Options), or
@@ -86,11 +90,12 @@ func Discover(c *colly.Collector, opts DiscoverOptions, starts ...string) (plan.
 			return plan.Summary{}, err
 		}
 	}
-	p, err := plan.New(plan.Config{Client: door.Client(), Frontier: f, Options: opts.Plan, Report: opts.Report})
+	workers := cmp.Or(opts.Workers, DefaultDiscoverWorkers)
+	inFlight := semaphore.NewWeighted(int64(workers))
+	p, err := plan.New(plan.Config{Client: door.Client(), Frontier: f, Options: opts.Plan, Report: opts.Report, InFlight: inFlight})
 	if err != nil {
 		return plan.Summary{}, err
 	}
-	workers := cmp.Or(opts.Workers, DefaultDiscoverWorkers)
 	d := &discovery{c: c, f: f, p: p, ctx: ctx,
 		waits: &asyncWaits{waiting: map[*visit]struct{}{}, workers: workers, kick: make(chan struct{}, 1)}}
 	d.install()

@@ -152,6 +152,12 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return boundWait(next, p.maxWait(), budget, bus)
 		},
 		func(next http.RoundTripper) http.RoundTripper {
+			if guard == nil {
+				return next
+			}
+			return refuseNamedPrivate(next, guard, bus) // before the gate asks for robots.txt
+		},
+		func(next http.RoundTripper) http.RoundTripper {
 			return robotsGate(next, d.robots.keeper, p.reading(), fetchRobots, budget, bus)
 		},
 		cookieDoor.requests,

@@ -1,9 +1,11 @@
 package politeness
 
-// This file decides which networks a redirect may lead the crawler into: from a public address,
-// never into a loopback, private, link-local, CGNAT or unspecified one.
+// This file decides which networks a site may lead the crawler into, by a redirect or by naming
+// a URL that discovery then requests: from a public address, never into a loopback, private,
+// link-local, CGNAT or unspecified one.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -23,17 +26,20 @@ import (
 )
 
 // ErrPrivateNetwork matches every *PrivateNetworkError with errors.Is.
-var ErrPrivateNetwork = errors.New("redirect from a public address into a private network")
+var ErrPrivateNetwork = errors.New("redirect or discovered URL from a public address into a private network")
 
-// PrivateNetworkError is the error of a redirect hop refused because the hop before it reached a
-// public address and this one resolved to a private one (see Policy.AllowPrivateRedirects).
-// Nothing was sent to To. errors.Is(err, context.Canceled) is true as well: the door cancelled
-// the request before it left, so the host clock does not count it against the origin.
+// PrivateNetworkError is the error of a request refused because the site that led the crawler
+// to it reached a public address and it resolved to a private one (see
+// Policy.AllowPrivateRedirects): a redirect hop after a hop that reached a public address, or a
+// discovered URL (see [NamedBy]) named by a document whose host reached one. Nothing was sent
+// to To. errors.Is(err, context.Canceled) is true as well: the door cancelled the request before
+// it left, so the host clock does not count it against the origin.
 type PrivateNetworkError struct {
-	URL      string     // the hop refused, without userinfo
-	Previous string     // the URL that redirected to it
-	From     netip.Addr // the address the previous hop reached; invalid when it is unknown
-	To       netip.Addr // the address the hop resolved to
+	URL      string     // the request refused, without userinfo
+	Previous string     // the URL that redirected to it; "" for a discovered URL
+	NamedBy  string     // the document that named the discovered URL; "" for a redirect hop
+	From     netip.Addr // the address the previous hop (or the naming document's host) reached; invalid when unknown
+	To       netip.Addr // the address the request resolved to
 }
 
 func (e *PrivateNetworkError) Error() string {
@@ -41,9 +47,39 @@ func (e *PrivateNetworkError) Error() string {
 	if e.From.IsValid() {
 		from = "public address " + e.From.String()
 	}
+	if e.NamedBy != "" {
+		return fmt.Sprintf("etiquette: refused %s (private address %s), named by %s (%s): "+
+			"a site must not point the crawler into a private network; set Policy.AllowPrivateRedirects if this crawl means to fetch it",
+			e.URL, e.To, e.NamedBy, from)
+	}
 	return fmt.Sprintf("etiquette: refused the redirect from %s (%s) to %s (private address %s): "+
 		"a site must not send the crawler into a private network; set Policy.AllowPrivateRedirects if this crawl means to follow it",
 		e.Previous, from, e.URL, e.To)
+}
+
+type namedByKey struct{}
+
+// NamedBy marks the requests sent with ctx as discovered: the crawl's user did not give their
+// URL, the document at namedBy (a robots.txt, a sitemap, a page, an llms.txt) named it. When
+// namedBy's host reached a public address, the door refuses such a request at dial time if it
+// resolves to a loopback, private, link-local, CGNAT or unspecified address — as it refuses a
+// redirect from a public address (Policy.AllowPrivateRedirects turns both checks off). The
+// door's own robots.txt request for the URL's origin keeps the mark.
+func NamedBy(ctx context.Context, namedBy string) context.Context {
+	return context.WithValue(ctx, namedByKey{}, namedBy)
+}
+
+func namedByOf(ctx context.Context) (*url.URL, bool) {
+	s, ok := ctx.Value(namedByKey{}).(string)
+	if !ok || s == "" {
+		return nil, false
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Hostname() == "" {
+		// A mark that names nothing readable counts as a public namer: the check stays on.
+		return &url.URL{}, true
+	}
+	return u, true
 }
 
 func (e *PrivateNetworkError) Is(target error) bool {
@@ -99,6 +135,9 @@ type networkGuard struct {
 	resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// remote is the address a connection reached.
 	remote func(net.Conn) netip.Addr
+	// reached holds, by lower-case host name, the address the last connection to the host
+	// reached: where a document that names a URL came from. One entry per host contacted.
+	reached sync.Map
 }
 
 // newNetworkGuard returns the guard for base: its checked transport is a clone of base whose
@@ -226,11 +265,38 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 	return addrs[0]
 }
 
+// namer returns the address the host of a discovered URL's naming document reached: the
+// address literal of its URL, else the address the last connection to its host reached, else its
+// host resolved now (a public address wins among several), else the invalid address, which
+// counts as public.
+func (g *networkGuard) namer(ctx context.Context, u *url.URL) netip.Addr {
+	if u.Hostname() == "" {
+		return netip.Addr{}
+	}
+	if a, ok := addressLiteral(u); ok {
+		return a
+	}
+	if a, ok := g.reached.Load(strings.ToLower(u.Hostname())); ok {
+		return a.(netip.Addr)
+	}
+	addrs, err := g.resolve(ctx, u.Hostname())
+	if err != nil || len(addrs) == 0 {
+		return netip.Addr{}
+	}
+	for _, a := range addrs {
+		if !privateAddress(a) {
+			return a
+		}
+	}
+	return addrs[0]
+}
+
 // guardPrivateNetworks is the bottom of the door. It sends a redirect hop (a request with
 // Response set) that left a public address — the one the hop before it reached, see previous —
 // through g.checked, whose dials refuse private addresses (refuseHop), unless a proxy carries it.
-// A refused hop fails with a *PrivateNetworkError and is a Refused event on sink (reason
-// "private-network").
+// A discovered request (marked with NamedBy) whose naming document's host reached a public
+// address (see namer) goes the same way. A refused request fails with a *PrivateNetworkError
+// and is a Refused event on sink (reason "private-network").
 //
 // So that a redirect knows where it came from, the layer records the address each request's
 // connection reached (httptrace GotConn) in the request's context, which the response's Request
@@ -238,10 +304,15 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.Sink) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		redirect := req.Response != nil
+		namer, discovered := namedByOf(req.Context())
 		var from netip.Addr
 		to, checked := next, false
-		if redirect {
-			from = g.previous(req.Context(), req.Response.Request)
+		if redirect || discovered {
+			if redirect {
+				from = g.previous(req.Context(), req.Response.Request)
+			} else {
+				from = g.namer(req.Context(), namer)
+			}
 			if !privateAddress(from) && !g.proxied(req) {
 				to, checked = g.checked, true
 			}
@@ -257,6 +328,7 @@ func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.S
 				GotConn: func(info httptrace.GotConnInfo) {
 					a := g.remote(info.Conn)
 					h.reached.Store(&a)
+					g.reached.Store(strings.ToLower(req.URL.Hostname()), a)
 				},
 			})
 		}
@@ -266,9 +338,40 @@ func guardPrivateNetworks(next http.RoundTripper, g *networkGuard, sink events.S
 			return resp, err
 		}
 		refused = &PrivateNetworkError{URL: req.URL.Redacted(), From: refused.From, To: refused.To}
-		if prev := req.Response.Request; prev != nil {
-			refused.Previous = prev.URL.Redacted()
+		switch {
+		case redirect && req.Response.Request != nil:
+			refused.Previous = req.Response.Request.URL.Redacted()
+		case !redirect:
+			refused.NamedBy = cmp.Or(namer.Redacted(), "a discovery document")
 		}
+		budget, _ := origin.BudgetKey(req.URL)
+		sink.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: kind.FromContext(req.Context()),
+			Method: req.Method, Reason: "private-network", Detail: refused.Error(), Err: refused})
+		return nil, refused
+	})
+}
+
+// refuseNamedPrivate is the early half of the check for discovered URLs, above the robots gate:
+// a discovered request (NamedBy) whose URL is a private address literal, named by a document on
+// a public address (see namer), is refused before anything — its origin's robots.txt included —
+// is requested, with a *PrivateNetworkError and a Refused event on sink (reason
+// "private-network"). A host name is left to guardPrivateNetworks, which checks the address the
+// dial resolved; so are redirect hops and requests a proxy carries.
+func refuseNamedPrivate(next http.RoundTripper, g *networkGuard, sink events.Sink) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		namer, discovered := namedByOf(req.Context())
+		if !discovered || req.Response != nil {
+			return next.RoundTrip(req)
+		}
+		to, literal := addressLiteral(req.URL)
+		if !literal || !privateAddress(to) || g.proxied(req) {
+			return next.RoundTrip(req)
+		}
+		from := g.namer(req.Context(), namer)
+		if privateAddress(from) {
+			return next.RoundTrip(req)
+		}
+		refused := &PrivateNetworkError{URL: req.URL.Redacted(), NamedBy: cmp.Or(namer.Redacted(), "a discovery document"), From: from, To: to}
 		budget, _ := origin.BudgetKey(req.URL)
 		sink.Emit(events.Event{Type: events.Refused, URL: req.URL.String(), Origin: budget, Kind: kind.FromContext(req.Context()),
 			Method: req.Method, Reason: "private-network", Detail: refused.Error(), Err: refused})

@@ -296,3 +296,64 @@ func TestAddressLiteral(t *testing.T) {
 		}
 	}
 }
+
+// A discovered URL (NamedBy) is checked like a redirect hop, the naming document in place of the
+// hop before: from a public site, an address literal in a private network is refused before
+// anything is sent, a name that resolves into one at dial time; from a private site, or through
+// a proxy, it goes ahead.
+func TestDiscoveredURLsOfAPublicSiteStayOutOfPrivateNetworks(t *testing.T) {
+	var inner atomic.Int32
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.Add(1)
+		io.WriteString(w, "internal")
+	}))
+	defer internal.Close()
+	internalURL, _ := url.Parse(internal.URL)
+	_, internalPort, _ := net.SplitHostPort(internalURL.Host)
+
+	g := newNetworkGuard(http.DefaultTransport.(*http.Transport).Clone(), false)
+	g.resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+		if host == "public.example" {
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	sink := &eventLog{}
+	plain := http.DefaultTransport.(*http.Transport).Clone()
+	client := &http.Client{Transport: refuseNamedPrivate(guardPrivateNetworks(plain, g, sink), g, sink)}
+	get := func(namedBy, target string) error {
+		req, _ := http.NewRequestWithContext(NamedBy(context.Background(), namedBy), http.MethodGet, target, nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+
+	for _, tt := range []struct {
+		name, namedBy, target string
+		wantRefused           bool
+	}{
+		{"a public site names a loopback address", "http://public.example/robots.txt", internal.URL + "/a", true},
+		{"a public site names a name that resolves to loopback", "http://public.example/robots.txt", "http://localhost:" + internalPort + "/b", true},
+		{"a public site named by an unknown host, counted as public", "http://gone.example/", internal.URL + "/c", true},
+		{"a loopback site names a loopback address", internal.URL + "/robots.txt", internal.URL + "/d", false},
+	} {
+		before := inner.Load()
+		refusedBefore := len(sink.of(events.Refused))
+		err := get(tt.namedBy, tt.target)
+		reached := inner.Load() > before
+		var pne *PrivateNetworkError
+		if !tt.wantRefused {
+			if err != nil || !reached {
+				t.Errorf("%s: err %v, reached %v; want it fetched", tt.name, err, reached)
+			}
+			continue
+		}
+		refused := sink.of(events.Refused)
+		if reached || !errors.As(err, &pne) || pne.NamedBy != tt.namedBy || !strings.Contains(err.Error(), "named by") ||
+			len(refused) != refusedBefore+1 || refused[len(refused)-1].Reason != "private-network" {
+			t.Errorf("%s: err %v, reached %v, refusals %v; want refused before anything reached the private site, one private-network event", tt.name, err, reached, refused[refusedBefore:])
+		}
+	}
+}

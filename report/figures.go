@@ -41,8 +41,9 @@ func (o Options) budget(key string) float64 {
 // found, so the crawl tells the report with Add. The zero value is empty and ready to use; a nil
 // *Found counts nothing. Safe for concurrent use.
 type Found struct {
-	mu sync.Mutex
-	n  map[string]map[string]int // budget key → found_via → URLs
+	mu     sync.Mutex
+	n      map[string]map[string]int // budget key → found_via → URLs
+	limits map[string]map[string]int // budget key → limit → URLs or documents it held back
 }
 
 // Add counts one URL found via via. A URL whose origin cannot be told is counted under the
@@ -51,6 +52,19 @@ func (f *Found) Add(rawURL, via string) {
 	if f == nil {
 		return
 	}
+	f.add(&f.n, rawURL, via, 1)
+}
+
+// Limit counts n URLs or documents of the origin of rawURL that the crawl's limit held back
+// (max-pages, and discovery's bounds: off-origin, private-network, max-documents, …).
+func (f *Found) Limit(rawURL, limit string, n int) {
+	if f == nil {
+		return
+	}
+	f.add(&f.limits, rawURL, limit, n)
+}
+
+func (f *Found) add(m *map[string]map[string]int, rawURL, name string, n int) {
 	key := noOrigin
 	if u, err := url.Parse(rawURL); err == nil {
 		if k, err := origin.BudgetKey(u); err == nil {
@@ -59,13 +73,13 @@ func (f *Found) Add(rawURL, via string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.n == nil {
-		f.n = map[string]map[string]int{}
+	if *m == nil {
+		*m = map[string]map[string]int{}
 	}
-	if f.n[key] == nil {
-		f.n[key] = map[string]int{}
+	if (*m)[key] == nil {
+		(*m)[key] = map[string]int{}
 	}
-	f.n[key][via]++
+	(*m)[key][name] += n
 }
 
 // byOrigin returns a copy of the counts of one origin.
@@ -78,13 +92,29 @@ func (f *Found) byOrigin(key string) map[string]int {
 	return maps.Clone(f.n[key])
 }
 
+// limitsOf returns a copy of the limit counts of one origin.
+func (f *Found) limitsOf(key string) map[string]int {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.limits[key])
+}
+
 func (f *Found) origins() []string {
 	if f == nil {
 		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Collect(maps.Keys(f.n))
+	keys := slices.Collect(maps.Keys(f.n))
+	for k := range f.limits {
+		if f.n[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // noOrigin is the origin under which events and URLs without one are counted.
@@ -135,6 +165,7 @@ type Origin struct {
 	CookiesRefused      map[string]int // cookies not kept, by category (analytics, consent, session, …)
 	Found               map[string]int // URLs found, by found_via ([Found])
 	Refused             map[string]int // requests not sent, by reason: robots, budget, deadline, error, stopped
+	Limits              map[string]int // URLs and discovery documents the crawl's limits held back, by limit ([Found.Limit])
 	Notices             map[string]int // other notices (latency, truncated, cache-corrupt, …) by reason
 
 	timeline timeline

@@ -210,7 +210,7 @@ func (r *Recorder) Report(found *Found) *Report {
 			}
 			f.Statuses, f.Waits = maps.Clone(f.Statuses), maps.Clone(f.Waits)
 		}
-		f.Found = found.byOrigin(k)
+		f.Found, f.Limits = found.byOrigin(k), found.limitsOf(k)
 		f.finish()
 		rep.Origins = append(rep.Origins, f)
 	}

@@ -54,6 +54,9 @@ func (o Origin) lines() []figure {
 	if len(o.Refused) > 0 {
 		out = append(out, figure{"not sent", counts(o.Refused, asIs)})
 	}
+	if len(o.Limits) > 0 {
+		out = append(out, figure{"limits", counts(o.Limits, asIs)})
+	}
 	if len(o.Notices) > 0 {
 		out = append(out, figure{"notices", counts(o.Notices, asIs)})
 	}

@@ -24,7 +24,11 @@ Before any other page of an origin, it reads what the site publishes for machine
 --no-discovery): the sitemaps robots.txt names (else /sitemap.xml, unless --no-sitemap-guess),
 /llms.txt (and /llms-full.txt when it is linked, or with --llms-full), then the start page, then
 the feeds and APIs the start page advertises; the URLs they list are depth 1. Sitemap files are
-read as the queue runs low. A page a sitemap, feed or API dates before its cached copy is
+read as the queue runs low. Discovery stays within the crawl's bounds: it requests only URLs on
+the origin that named them or on a start origin (a robots.txt Sitemap line may name sitemaps on
+up to 2 other origins), never a private address named by a public site; its requests count
+against --workers; with --max-pages N it reads at most N documents, and no more for an origin
+once the URLs queued for it cover the pages left. A page a sitemap, feed or API dates before its cached copy is
 answered from the cache without asking the site while that copy is younger than
 --lastmod-trust ("cache":"fresh","reason":"lastmod").
 
@@ -39,8 +43,12 @@ llms.txt, feeds and API responses included,
   {"url","final_url","status","kind","found_via","cache","bytes","refused","reason"}
 where found_via is start, robots, robots-sitemap, sitemap-index, convention, sitemap, llms,
 alternate, feed, api, wp-rest, api-catalog or link, refused is "robots" (a rule of robots.txt), "budget" (the host was given up), "limit"
-(not fetched: --max-pages reached) or "error" (robots.txt unreadable, a network error,
-interrupted), and a summary on stderr. On SIGINT it stops admitting requests, lets requests on
+(see below) or "error" (robots.txt unreadable, a network error, interrupted), and a summary on
+stderr. A limit that held URLs or documents back is one line per origin and limit, with url the
+origin and how many: {"url","kind","refused":"limit","limit","count","reason"}, limit being
+max-pages (not fetched: --max-pages reached), off-origin, foreign-sitemap-origins,
+private-network, max-documents, pages-covered, listing-repeats, sitemap-repeated,
+sitemap-too-deep or sitemap-files; the summary has a line for each. On SIGINT it stops admitting requests, lets requests on
 the wire finish for 3 seconds, reports the URLs it did not fetch, prints the summary and exits 130.`,
 	args: `  URL...  start URLs, absolute http(s)`,
 	exits: `  0    at least one page got a response

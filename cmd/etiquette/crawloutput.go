@@ -33,6 +33,10 @@ type line struct {
 	Bytes    int64  `json:"bytes"`
 	Refused  string `json:"refused,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Limit and Count make a limit's line: one per origin and limit, with url the origin,
+	// refused "limit", and the number of URLs or documents it held back.
+	Limit string `json:"limit,omitempty"`
+	Count int    `json:"count,omitempty"`
 }
 
 // crawlOutput writes crawl's JSON lines and keeps what the summary needs.
@@ -44,12 +48,22 @@ type crawlOutput struct {
 	responses map[string]events.Event // URL → its Response event, until its page's line is written
 	lines     int
 	refusals  map[string]int
-	found     *report.Found // counts each line's URL by its found_via for the report; nil: no report
+	limits    map[limitKey]*limitCount // what each limit held back, per origin, until the summary
+	found     *report.Found            // counts each line's URL by its found_via for the report; nil: no report
+}
+
+// limitKey is one limit on one origin.
+type limitKey struct{ origin, limit string }
+
+// limitCount is what one limit held back on one origin: its line, without the count yet.
+type limitCount struct {
+	line  line
+	count int
 }
 
 func newCrawlOutput(e env, maxQueue int, found *report.Found) *crawlOutput {
 	return &crawlOutput{enc: json.NewEncoder(e.stdout), stderr: e.stderr, maxQueue: maxQueue,
-		responses: map[string]events.Event{}, refusals: map[string]int{}, found: found}
+		responses: map[string]events.Event{}, refusals: map[string]int{}, limits: map[limitKey]*limitCount{}, found: found}
 }
 
 func (o *crawlOutput) write(l line) {
@@ -92,6 +106,12 @@ func (o *crawlOutput) event(ev events.Event) {
 // (with the reason its body was cut short, if it was), or one that got none and why.
 func (o *crawlOutput) result(r crawler.Result) {
 	l := line{URL: r.URL, Kind: string(r.Kind), FoundVia: r.FoundVia}
+	if r.Status == 0 && errors.Is(r.Err, crawler.ErrPageLimit) {
+		// One line per origin when the crawl ends, not one per URL: a page of 100,000 links
+		// would otherwise print 100,000 lines that say the same.
+		o.limit(originOf(r.URL), string(r.Kind), "max-pages", pageLimitReason, 1)
+		return
+	}
 	if r.Status == 0 {
 		l.Refused, l.Reason = refusal(r.Err)
 		o.write(l)
@@ -126,7 +146,7 @@ func refusal(err error) (refused, reason string) {
 	case errors.As(err, &gone):
 		return "budget", err.Error()
 	case errors.Is(err, crawler.ErrPageLimit):
-		return "limit", "not fetched: --max-pages reached"
+		return "limit", pageLimitReason
 	case errors.Is(err, politeness.ErrStopped), errors.Is(err, crawler.ErrInterrupted):
 		return "error", "interrupted before it was sent"
 	}
@@ -141,6 +161,10 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 	if interrupted {
 		fmt.Fprintln(o.stderr, "etiquette: interrupted; stopped admitting requests")
 	}
+	for _, l := range c.Discovery.Limits {
+		o.limitLocked(l.Origin, "discovery", l.Reason, discoveryLimitReason(l), l.Count)
+	}
+	limits := o.flushLimits()
 	fmt.Fprintf(o.stderr, "etiquette: %d URLs decided, %d responses, %d bytes\n", o.lines, s.Responses, s.Bytes)
 	fmt.Fprintf(o.stderr, "  refused: %s\n", counts(o.refusals))
 	fmt.Fprintf(o.stderr, "  found via: %s; %d discovery documents\n", counts(c.Sources), c.Documents)
@@ -158,6 +182,9 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 	}
 	if c.LinksOverLimit > 0 {
 		fmt.Fprintf(o.stderr, "  did not follow %d links beyond the first %d of their page (--max-queue)\n", c.LinksOverLimit, o.maxQueue)
+	}
+	for _, l := range limits {
+		fmt.Fprintf(o.stderr, "  limit %s on %s: %d (%s)\n", l.Limit, l.URL, l.Count, l.Reason)
 	}
 }
 

@@ -84,8 +84,8 @@ func TestCrawlMaxDepth(t *testing.T) {
 	}
 }
 
-// TestCrawlMaxPages: --max-pages N fetches N pages, and every URL still queued is reported, not
-// fetched, with the limit as the reason.
+// TestCrawlMaxPages: --max-pages N fetches N pages, and the URLs still queued are reported, not
+// fetched, with the limit as the reason: one line for the origin, with their count.
 func TestCrawlMaxPages(t *testing.T) {
 	var leaves []string
 	for i := range 10 {
@@ -105,8 +105,8 @@ func TestCrawlMaxPages(t *testing.T) {
 		case l.Kind == "robots":
 		case l.Status != 0:
 			fetched++
-		case l.Refused == "limit" && l.Reason == "not fetched: --max-pages reached":
-			limited++
+		case l.Refused == "limit" && l.Reason == "not fetched: --max-pages reached" && l.Limit == "max-pages" && l.URL == s.URL:
+			limited += l.Count
 		default:
 			t.Errorf("unexpected line %+v", l)
 		}
@@ -114,8 +114,11 @@ func TestCrawlMaxPages(t *testing.T) {
 	if fetched != 3 || limited != 8 {
 		t.Errorf("%d lines of fetched pages and %d of pages left for the limit; want 3 and 8 (11 URLs known)", fetched, limited)
 	}
-	if !strings.Contains(errOut, "limit 8") {
-		t.Errorf("the summary does not count the 8 URLs left: %s", errOut)
+	if len(lines) != 1+3+1 {
+		t.Errorf("%d lines; want robots.txt, the 3 pages and one line for the limit", len(lines))
+	}
+	if !strings.Contains(errOut, "limit 8") || strings.Count(errOut, "limit max-pages on "+s.URL+": 8 ") != 1 {
+		t.Errorf("the summary does not count the 8 URLs left on one line: %s", errOut)
 	}
 }
 

@@ -4,6 +4,7 @@ package plan
 // page advertises — feeds, the WordPress REST API, an API catalog, sitemaps, content alternates.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"mime"
@@ -26,23 +27,24 @@ var feedTypes = map[string]bool{"application/rss+xml": true, "application/atom+x
 
 // readLLMs reads /llms.txt, then /llms-full.txt when llms.txt links it or Options.LLMsFull asks.
 func (op *originPlan) readLLMs(ctx context.Context) {
-	file := op.readLLMsFile(ctx, op.origin+"/llms.txt", frontier.ViaConvention)
-	full, via := "", frontier.ViaLLMs
+	llmsTxt := op.origin + "/llms.txt"
+	file := op.readLLMsFile(ctx, llmsTxt, frontier.ViaConvention, op.origin+"/")
+	full, via, namedBy := "", frontier.ViaLLMs, llmsTxt
 	if file != nil {
 		full = file.Full
 	}
 	if full == "" && op.p.opt.LLMsFull {
-		full, via = op.origin+"/llms-full.txt", frontier.ViaConvention
+		full, via, namedBy = op.origin+"/llms-full.txt", frontier.ViaConvention, op.origin+"/"
 	}
-	if full != "" {
-		op.readLLMsFile(ctx, full, via)
+	if full != "" && op.allow(namedBy, full, false) && op.mayRead(full) {
+		op.readLLMsFile(ctx, full, via, namedBy)
 	}
 }
 
 // readLLMsFile reads one llms.txt-format file and queues its links, the Optional section last.
 // A 404 is normal; a soft 404 yields nothing.
-func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via string) *llms.File {
-	resp, err := op.get(ctx, rawURL, kind.LLMs, via)
+func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via, namedBy string) *llms.File {
+	resp, err := op.get(ctx, rawURL, kind.LLMs, via, namedBy)
 	if err != nil {
 		op.p.log.Debug("plan: llms.txt could not be fetched", "url", rawURL, "err", err)
 		return nil
@@ -64,7 +66,7 @@ func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via string) *llm
 			if sec.Optional != optional {
 				continue
 			}
-			if optional && op.budgetSpent() {
+			if optional && op.covered() {
 				op.p.mu.Lock()
 				op.p.sum.OptionalSkipped += len(sec.Links)
 				op.p.mu.Unlock()
@@ -78,14 +80,46 @@ func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via string) *llm
 	return f
 }
 
-// budgetSpent reports whether the crawl's pages left are already spoken for by the URLs queued
-// for the origin: URLs queued after them would never be fetched.
-func (op *originPlan) budgetSpent() bool {
-	if op.p.left == nil {
+// covered reports whether the crawl's pages left are already spoken for by the URLs the origin
+// has waiting in the frontier: URLs queued after them would never be fetched. It uses the
+// source's Low, so only the origin's run goroutine may call it.
+func (op *originPlan) covered() bool {
+	left := op.pagesLeft()
+	if left < 0 {
 		return false
 	}
-	left := op.p.left()
-	return left >= 0 && left <= op.queued()
+	if left == 0 {
+		return true
+	}
+	select {
+	case <-op.src.Low(left - 1):
+		return false
+	default:
+		return true
+	}
+}
+
+// mayRead reports whether one more document, at target, is worth reading: the crawl's discovery
+// has not read Config.MaxDocuments, and the URLs queued for the origin do not cover the pages
+// left. A document not read is counted in Summary.Limits.
+func (op *originPlan) mayRead(target string) bool {
+	switch {
+	case op.p.docs.spent():
+		op.p.limit(op.origin, ReasonDocuments, target)
+		return false
+	case op.covered():
+		op.p.limit(op.origin, ReasonPagesCovered, target)
+		return false
+	}
+	return true
+}
+
+// pagesLeft is Config.PagesLeft, or -1 without a page limit.
+func (op *originPlan) pagesLeft() int {
+	if op.p.left == nil {
+		return -1
+	}
+	return op.p.left()
 }
 
 // advertisedLink is a typed link and the start page that advertised it.
@@ -120,36 +154,43 @@ func (op *originPlan) readAdvertised(ctx context.Context, pages []*Page) {
 		if ctx.Err() != nil {
 			return
 		}
+		page := a.page.String()
 		switch l.Rel {
 		case links.RelAlternate:
 			mt, _, _ := mime.ParseMediaType(l.Type)
 			switch {
 			case feedTypes[mt] && feedsRead < op.p.opt.MaxFeeds:
-				feedsRead++
-				op.readFeed(ctx, target)
+				if op.allow(page, target, false) && op.mayRead(target) {
+					feedsRead++
+					op.readFeed(ctx, target, page)
+				}
 			case Carries(a.page, l):
 				op.push(target, frontier.ViaAlternate, time.Time{})
 			}
 		case links.RelWordPressAPI:
-			op.readWordPress(ctx, target)
+			if op.allow(page, target, false) && op.mayRead(target) {
+				op.readWordPress(ctx, target, page)
+			}
 		case links.RelAPICatalog:
-			op.readCatalog(ctx, l.URL)
+			if op.allow(page, target, false) && op.mayRead(target) {
+				op.readCatalog(ctx, l.URL, page)
+			}
 		case links.RelSitemap:
 			// sitemaps.org: a sitemap not named in robots.txt vouches only for its own directory,
 			// so one on another origin lists nothing of this one.
 			if key, err := origin.RobotsKey(l.URL); err == nil && key == op.origin {
 				dir := *l.URL
 				dir.Path, dir.RawPath, dir.RawQuery = path.Dir(l.URL.Path)+"/", "", ""
-				op.addSitemap(target, 1, frontier.ViaLink, dir.String())
+				op.addSitemap(sitemapFile{via: frontier.ViaLink, allowed: dir.String(), namedBy: page}, target, 1)
 			}
 		}
 	}
 }
 
 // readFeed reads a feed the start page advertised and queues its entries. A feed served from
-// another origin (a feed service) still vouches only for this one.
-func (op *originPlan) readFeed(ctx context.Context, rawURL string) {
-	resp, err := op.get(ctx, rawURL, kind.Feed, frontier.ViaAlternate)
+// another start origin still vouches only for this one.
+func (op *originPlan) readFeed(ctx context.Context, rawURL, page string) {
+	resp, err := op.get(ctx, rawURL, kind.Feed, frontier.ViaAlternate, page)
 	if err != nil {
 		op.p.log.Debug("plan: a feed could not be fetched", "url", rawURL, "err", err)
 		return
@@ -169,16 +210,35 @@ func (op *originPlan) readFeed(ctx context.Context, rawURL string) {
 	}
 }
 
-// readWordPress lists the posts and pages of the WordPress REST API at root. A listing not
-// offered (401, 403, 404) is left alone: the HTML crawl covers the site.
-func (op *originPlan) readWordPress(ctx context.Context, root string) {
-	_, err := wprest.List(withVia(ctx, frontier.ViaAPI), op.p.client, root,
-		wprest.Options{Allowed: op.origin, MaxPages: op.p.opt.WordPressPages},
+// readWordPress lists the posts and pages of the WordPress REST API at root, advertised by page.
+// A listing not offered (401, 403, 404) is left alone: the HTML crawl covers the site. A listing
+// stops once the URLs queued for the origin cover the pages the crawl may still fetch, or when a
+// whole page of it (wprest.PerPage entries in a row) brought nothing new — a site whose pages
+// repeat, or whose X-WP-TotalPages claims more than it lists; with a page limit it requests at
+// most one page more than the pages left can use.
+func (op *originPlan) readWordPress(ctx context.Context, root, page string) {
+	maxPages := op.p.opt.WordPressPages
+	if left := op.pagesLeft(); left >= 0 {
+		maxPages = min(cmp.Or(maxPages, wprest.DefaultMaxPages), left/wprest.PerPage+1)
+	}
+	stale := 0 // entries in a row that were not new
+	_, err := wprest.List(withVia(ctx, op.origin, frontier.ViaAPI, page), op.p.client, root,
+		wprest.Options{Allowed: op.origin, MaxPages: maxPages},
 		func(u discovered.URL) error {
-			op.push(u.Loc, frontier.ViaWPRest, u.LastMod)
+			if op.push(u.Loc, frontier.ViaWPRest, u.LastMod) {
+				stale = 0
+			} else if stale++; stale >= wprest.PerPage {
+				op.p.limit(op.origin, ReasonRepeating, root)
+				return errStopListing
+			}
+			if op.covered() {
+				op.p.limit(op.origin, ReasonPagesCovered, root)
+				return errStopListing
+			}
 			return nil
 		})
 	switch {
+	case errors.Is(err, errStopListing):
 	case errors.Is(err, wprest.ErrNotOffered):
 		op.p.log.Info("plan: the WordPress REST API does not offer a listing; the HTML crawl covers it", "root", root, "err", err)
 	case err != nil:
@@ -186,10 +246,13 @@ func (op *originPlan) readWordPress(ctx context.Context, root string) {
 	}
 }
 
+// errStopListing ends a WordPress REST listing that has brought what the crawl can use.
+var errStopListing = errors.New("plan: listing stopped")
+
 // readCatalog reads an API catalog (RFC 9727) a resource of the site referenced: the APIs it
 // names are recorded, its HTML documentation pages queued.
-func (op *originPlan) readCatalog(ctx context.Context, u *url.URL) {
-	resp, err := op.get(ctx, u.String(), kind.API, frontier.ViaAPI)
+func (op *originPlan) readCatalog(ctx context.Context, u *url.URL, page string) {
+	resp, err := op.get(ctx, u.String(), kind.API, frontier.ViaAPI, page)
 	if err != nil {
 		op.p.log.Debug("plan: an API catalog could not be fetched", "url", u.String(), "err", err)
 		return

@@ -73,15 +73,16 @@ func (op *originPlan) run(ctx context.Context) {
 func (op *originPlan) discover(ctx context.Context) bool {
 	p := op.p
 
-	lines, err := p.sitemaps.Sitemaps(ctx, op.start)
+	lines, err := op.robotsSitemaps(ctx)
 	if err != nil {
 		p.log.Debug("plan: the Sitemap lines of robots.txt could not be read", "origin", op.origin, "err", err)
 	}
+	robotsTxt := op.origin + "/robots.txt"
 	for _, s := range lines {
-		op.addSitemap(s, 1, frontier.ViaRobotsSitemap, op.origin)
+		op.addSitemap(sitemapFile{via: frontier.ViaRobotsSitemap, allowed: op.origin, namedBy: robotsTxt, line: true}, s, 1)
 	}
 	if len(lines) == 0 && !p.opt.NoSitemapGuess {
-		op.addSitemap(op.origin+"/sitemap.xml", 1, frontier.ViaConvention, op.origin)
+		op.addSitemap(sitemapFile{via: frontier.ViaConvention, allowed: op.origin, namedBy: op.origin + "/"}, op.origin+"/sitemap.xml", 1)
 	}
 	op.readSitemaps(ctx)
 	op.readLLMs(ctx)
@@ -107,9 +108,19 @@ func (op *originPlan) discover(ctx context.Context) bool {
 	op.release()
 	op.releaseClaim(ctx)
 
-	for op.sitemapsLeft() > 0 {
+	// The next file is read when the origin's queue runs low: below LowWater, and below the
+	// pages the crawl may still fetch (see covered). Nothing more is read once the crawl's
+	// discovery has read Config.MaxDocuments, or its pages are all fetched.
+	for op.sitemapsLeft() > 0 && !p.docs.spent() {
+		mark := p.opt.LowWater
+		switch left := op.pagesLeft(); {
+		case left == 0:
+			return ctx.Err() == nil
+		case left > 0:
+			mark = min(mark, left-1)
+		}
 		select {
-		case <-op.src.Low(p.opt.LowWater):
+		case <-op.src.Low(mark):
 			op.readSitemaps(ctx)
 		case <-ctx.Done():
 			return false
@@ -124,10 +135,33 @@ func (op *originPlan) release() {
 	op.releasedOnce.Do(func() { close(op.released) })
 }
 
-// get requests a discovery document of kind k found via via. The response's body reports the
-// document when closed (see report.go); err is the client's error, already reported.
-func (op *originPlan) get(ctx context.Context, rawURL string, k kind.Kind, via string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(withVia(ctx, via), http.MethodGet, rawURL, nil)
+// robotsSitemaps reads the Sitemap lines of the origin's robots.txt, holding a unit of the
+// crawl's requests in flight: the door may have to fetch robots.txt for it.
+func (op *originPlan) robotsSitemaps(ctx context.Context) ([]string, error) {
+	if err := op.p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer op.p.release()
+	return op.p.sitemaps.Sitemaps(ctx, op.start)
+}
+
+// allow reports whether rawURL, named by the document at namedBy (sitemapLine: a robots.txt
+// Sitemap line), passes the rule every discovered URL passes (discovered.Reach); a refusal is
+// counted in Summary.Limits.
+func (op *originPlan) allow(namedBy, rawURL string, sitemapLine bool) bool {
+	err := op.p.reach.Check(namedBy, rawURL, sitemapLine)
+	if err != nil {
+		op.p.refused(op.origin, rawURL, err)
+		op.p.log.Debug("plan: a discovered URL is outside the crawl's reach", "url", rawURL, "named_by", namedBy, "err", err)
+	}
+	return err == nil
+}
+
+// get requests a discovery document of kind k found via via, named by the document at namedBy,
+// once it passed allow. The response's body reports the document when closed (see report.go);
+// err is the client's error, already reported.
+func (op *originPlan) get(ctx context.Context, rawURL string, k kind.Kind, via, namedBy string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(withVia(ctx, op.origin, via, namedBy), http.MethodGet, rawURL, nil)
 	if err != nil {
 		op.p.reportDocument(Document{URL: rawURL, Kind: k, FoundVia: via, Err: err})
 		return nil, err
@@ -145,20 +179,21 @@ func done(resp *http.Response) {
 func ok2xx(resp *http.Response) bool { return resp.StatusCode >= 200 && resp.StatusCode <= 299 }
 
 // push offers a URL one of the origin's documents listed to the frontier, counting what became
-// of it. URLs off the origin are not queued: the crawl stays on the origins of its start URLs.
-func (op *originPlan) push(loc, via string, lastMod time.Time) {
+// of it, and reports whether the frontier queued it. URLs off the origin are not queued: the
+// crawl stays on the origins of its start URLs.
+func (op *originPlan) push(loc, via string, lastMod time.Time) bool {
 	u, err := url.Parse(loc)
 	if err != nil {
-		return
+		return false
 	}
 	if key, err := origin.RobotsKey(u); err != nil || key != op.origin {
-		return
+		return false
 	}
 	p := op.p
 	a, err := p.f.Push(frontier.Entry{URL: loc, Depth: 1, Via: via, LastMod: lastMod})
 	if err != nil {
 		p.log.Debug("plan: the frontier refused a discovered URL", "url", loc, "via", via, "err", err)
-		return
+		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -174,6 +209,7 @@ func (op *originPlan) push(loc, via string, lastMod time.Time) {
 			}
 		}
 	}
+	return a == frontier.Queued
 }
 
 // queued returns the number of URLs queued for the origin so far.

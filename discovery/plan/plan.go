@@ -60,6 +60,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
+	"github.com/politecrawl/etiquette/discovery/discovered"
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -102,6 +105,10 @@ type Options struct {
 	// WordPressPages caps the requests per WordPress REST listing (wprest.Options.MaxPages); 0
 	// means its default.
 	WordPressPages int
+	// ForeignSitemapOrigins is the number of other origins whose sitemaps an origin's robots.txt
+	// Sitemap lines may have the crawl read (see discovered.Reach); 0 means
+	// discovered.DefaultForeignSitemapOrigins, a negative number none.
+	ForeignSitemapOrigins int
 }
 
 // Config is what a [Planner] works with. Client and Frontier are required.
@@ -123,6 +130,16 @@ type Config struct {
 	// Logger receives, at Debug, what went wrong with each document (also in its Document.Err),
 	// and at Info a WordPress REST API that offers no listing; nil means slog.Default().
 	Logger *slog.Logger
+	// InFlight, when not nil, bounds the crawl's requests in flight: every discovery request
+	// holds one of its units from the moment it is sent until its body is closed (robots.txt's
+	// Sitemap lines, read through the door, included). Give it the semaphore the crawl's page
+	// fetches take theirs from, so that one number bounds both (crawler.Config.Workers).
+	InFlight *semaphore.Weighted
+	// MaxDocuments, when above 0, is the most discovery documents the crawl requests in all
+	// (sitemap files, llms.txt files, feeds, API pages and catalogs; robots.txt, which the door
+	// reads for every origin anyway, is not one): a crawl of N pages reads at most N. A request
+	// past it is not sent (ErrMaxDocuments) and counted in Summary.Limits.
+	MaxDocuments int
 	// Claims, when not nil, shares each origin's discovery with the other crawls of the
 	// frontier's shared storage (see [Claims]): the crawl that claims an origin reads its
 	// documents, the others hold its pages back until that crawl releases them and take what it
@@ -166,6 +183,10 @@ type Summary struct {
 	OptionalSkipped int
 	// APIs lists the APIs that API catalogs named.
 	APIs []string
+	// Limits counts, per origin and reason, what a bound held back: URLs outside the crawl's
+	// reach, private addresses, documents past MaxDocuments, listings stopped, sitemap files
+	// refused by the walk. Sorted by origin, then reason.
+	Limits []Limit
 }
 
 // Planner runs discovery for the origins of a crawl's start URLs. Create it with [New], call
@@ -183,10 +204,14 @@ type Planner struct {
 	reportMu sync.Mutex
 	report   func(Document)
 	claims   Claims // nil: every origin discovered here
+	reach    *discovered.Reach
+	inFlight *semaphore.Weighted
+	docs     documents
 
 	mu      sync.Mutex
 	origins map[string]*originPlan // by origin (origin.RobotsKey)
 	sum     Summary
+	limits  map[limitKey]*Limit
 	wg      sync.WaitGroup
 }
 
@@ -194,6 +219,9 @@ type Planner struct {
 func New(cfg Config) (*Planner, error) {
 	if cfg.Client == nil || cfg.Frontier == nil {
 		return nil, errors.New("plan: Config.Client and Config.Frontier are required")
+	}
+	if cfg.MaxDocuments < 0 {
+		return nil, fmt.Errorf("plan: Config.MaxDocuments %d must not be negative; use 0 for no limit", cfg.MaxDocuments)
 	}
 	if cfg.Options.LowWater < 0 || cfg.Options.MaxFeeds < 0 || cfg.Options.WordPressPages < 0 {
 		return nil, fmt.Errorf("plan: Options.LowWater %d, MaxFeeds %d and WordPressPages %d must not be negative; use 0 for the defaults",
@@ -209,10 +237,11 @@ func New(cfg Config) (*Planner, error) {
 	}
 	p := &Planner{sitemaps: lister, f: cfg.Frontier, opt: cfg.Options, left: cfg.PagesLeft,
 		log: cmp.Or(cfg.Logger, slog.Default()), report: cfg.Report, claims: cfg.Claims, origins: map[string]*originPlan{},
-		sum: Summary{Found: map[string]int{}, Duplicates: map[string]int{}}}
+		sum: Summary{Found: map[string]int{}, Duplicates: map[string]int{}}, limits: map[limitKey]*Limit{},
+		inFlight: cfg.InFlight, docs: documents{max: int64(cfg.MaxDocuments)}}
 	p.opt.LowWater = cmp.Or(p.opt.LowWater, DefaultLowWater)
 	p.opt.MaxFeeds = cmp.Or(p.opt.MaxFeeds, DefaultMaxFeeds)
-	p.client = observed(cfg.Client, p.reportDocument)
+	p.client = observed(cfg.Client, p)
 	return p, nil
 }
 
@@ -226,6 +255,7 @@ func New(cfg Config) (*Planner, error) {
 // taking URLs.
 func (p *Planner) Begin(ctx context.Context, starts []string) []error {
 	errs := make([]error, len(starts))
+	p.reach = discovered.NewReach(starts, p.opt.ForeignSitemapOrigins)
 	var order []*originPlan
 	for i, s := range starts {
 		u, err := url.Parse(s)
@@ -353,6 +383,7 @@ func (p *Planner) Summary() Summary {
 	for _, op := range p.origins {
 		s.SitemapsLeft += op.sitemapsLeft()
 	}
+	s.Limits = p.limitsLocked()
 	return s
 }
 

@@ -72,6 +72,12 @@ func (r *run) doc(url string) (plan.Document, bool) {
 
 func discover(t testing.TB, door *politeness.Door, start string, opts plan.Options, pagesLeft func() int) *run {
 	t.Helper()
+	return discoverWith(t, door, start, plan.Config{Options: opts, PagesLeft: pagesLeft})
+}
+
+// discoverWith is discover with cfg's Options, PagesLeft, MaxDocuments and InFlight.
+func discoverWith(t testing.TB, door *politeness.Door, start string, cfg plan.Config) *run {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// The driver fetches no page but the start page, so the frontier need not space them.
@@ -82,13 +88,13 @@ func discover(t testing.TB, door *politeness.Door, start string, opts plan.Optio
 	r := &run{}
 	var mu sync.Mutex
 	client := door.Client()
-	p, err := plan.New(plan.Config{Client: client, Frontier: f, Options: opts, PagesLeft: pagesLeft,
-		Logger: slog.New(slog.DiscardHandler),
-		Report: func(d plan.Document) {
-			mu.Lock()
-			defer mu.Unlock()
-			r.docs = append(r.docs, d)
-		}})
+	cfg.Client, cfg.Frontier, cfg.Logger = client, f, slog.New(slog.DiscardHandler)
+	cfg.Report = func(d plan.Document) {
+		mu.Lock()
+		defer mu.Unlock()
+		r.docs = append(r.docs, d)
+	}
+	p, err := plan.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 package plan
 
-// This file decides what the planner reports of each document it requests: one Document per
-// request, when its body is closed (or at once, without a response), whichever package — this
-// one, discovery/wprest — sent the request.
+// This file decides what every discovery request passes on its way out, whichever package — this
+// one, discovery/wprest — sent it: the crawl's document budget, a unit of its requests in flight
+// (held until the body is closed), the rule every discovered URL passes for each redirect hop;
+// and what the planner reports of it: one Document per request, when its body is closed (or at
+// once, without a response).
 
 import (
 	"context"
@@ -10,61 +12,107 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
-type viaKey struct{}
+type docKey struct{}
 
-// withVia marks the requests sent with ctx as discovery documents found via via.
-func withVia(ctx context.Context, via string) context.Context {
-	return context.WithValue(ctx, viaKey{}, via)
+// docMark is what a discovery request carries in its context.
+type docMark struct {
+	via    string // how the document was found: a frontier.Via value
+	origin string // the origin being discovered, for Summary.Limits
 }
 
-// observed returns a client like c whose requests marked withVia are reported to report.
-func observed(c *http.Client, report func(Document)) *http.Client {
+// withVia marks the requests sent with ctx as discovery documents of origin, found via via, named
+// by the document (or page) at namedBy: the door then keeps them out of private networks when
+// namedBy is on a public address (politeness.NamedBy).
+func withVia(ctx context.Context, origin, via, namedBy string) context.Context {
+	return politeness.NamedBy(context.WithValue(ctx, docKey{}, docMark{via: via, origin: origin}), namedBy)
+}
+
+// observed returns a client like c whose requests marked withVia pass the planner's bounds and
+// are reported to it.
+func observed(c *http.Client, p *Planner) *http.Client {
 	next := c.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return &http.Client{Transport: &observer{next: next, report: report}, CheckRedirect: c.CheckRedirect, Jar: c.Jar, Timeout: c.Timeout}
+	return &http.Client{Transport: &observer{next: next, p: p}, CheckRedirect: c.CheckRedirect, Jar: c.Jar, Timeout: c.Timeout}
 }
 
-// observer reports each document request that passes it. The client calls it once per redirect
-// hop; a hop answered with a redirect the client follows is not a document of its own, so only
-// the last response is reported, under the URL first requested.
+// observer bounds and reports each document request that passes it. The client calls it once
+// per redirect hop, and closes a hop's body before it sends the next, so each hop holds a unit
+// of Config.InFlight of its own; a hop answered with a redirect the client follows is not a
+// document of its own, so only the last response is reported, under the URL first requested,
+// and the document budget is taken once, by the first hop.
 type observer struct {
-	next   http.RoundTripper
-	report func(Document)
+	next http.RoundTripper
+	p    *Planner
 }
 
 func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
-	via, ok := req.Context().Value(viaKey{}).(string)
+	m, ok := req.Context().Value(docKey{}).(docMark)
 	if !ok {
 		return o.next.RoundTrip(req)
 	}
+	p := o.p
 	first := req
 	for first.Response != nil && first.Response.Request != nil {
 		first = first.Response.Request
 	}
-	d := Document{URL: first.URL.String(), Kind: kind.Of(req), FoundVia: via}
+	d := Document{URL: first.URL.String(), Kind: kind.Of(req), FoundVia: m.via}
+	if req.Response != nil {
+		// A redirect names its target: the target passes the rule as any discovered URL does.
+		if err := p.reach.Check(req.Response.Request.URL.String(), req.URL.String(), false); err != nil {
+			p.refused(m.origin, req.URL.String(), err)
+			d.Err = err
+			p.reportDocument(d)
+			return nil, err
+		}
+	} else if !p.docs.take() {
+		p.refused(m.origin, req.URL.String(), ErrMaxDocuments)
+		return nil, ErrMaxDocuments
+	}
+	if err := p.acquire(req.Context()); err != nil {
+		return nil, err
+	}
 	resp, err := o.next.RoundTrip(req)
 	if err != nil {
+		p.release()
+		p.refused(m.origin, req.URL.String(), err)
 		d.Err = err
-		o.report(d)
+		p.reportDocument(d)
 		return nil, err
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
+		resp.Body = &releasingBody{ReadCloser: resp.Body, release: p.release}
 		return resp, nil
 	}
 	d.Status, d.FinalURL = resp.StatusCode, req.URL.String()
-	resp.Body = &observedBody{r: resp.Body, doc: d, report: o.report}
+	resp.Body = &observedBody{r: resp.Body, doc: d, report: p.reportDocument, release: p.release}
 	return resp, nil
 }
 
-// observedBody counts what is read of a document's body and reports the document on Close.
+// releasingBody gives the request's unit of Config.InFlight back when it is closed, once.
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+	once    sync.Once
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
+}
+
+// observedBody counts what is read of a document's body and, on Close, gives the request's unit
+// of Config.InFlight back and reports the document.
 type observedBody struct {
-	r      io.ReadCloser
-	report func(Document)
+	r       io.ReadCloser
+	report  func(Document)
+	release func()
 
 	mu     sync.Mutex
 	doc    Document
@@ -92,6 +140,7 @@ func (b *observedBody) Close() error {
 	b.closed = true
 	d := b.doc
 	b.mu.Unlock()
+	b.release()
 	b.report(d)
 	return err
 }

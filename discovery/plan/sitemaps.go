@@ -15,21 +15,27 @@ import (
 	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
-// sitemapFile is a sitemap file waiting to be read: how it was found and where its entries may
-// point (sitemap.Options.Allowed).
+// sitemapFile is a sitemap file waiting to be read: how it was found, where its entries may
+// point (sitemap.Options.Allowed), and what named it.
 type sitemapFile struct {
 	via     string
 	allowed string
+	namedBy string // the URL of the robots.txt, page or index that named the file
+	line    bool   // named by a robots.txt Sitemap line
 }
 
-// addSitemap queues a sitemap file met at depth (robots.txt and pages name files at depth 1, an
-// index its files at its own depth + 1), unless the walk has met it or refuses it.
-func (op *originPlan) addSitemap(rawURL string, depth int, via, allowed string) {
+// addSitemap queues the sitemap file at rawURL, met at depth (robots.txt and pages name files at
+// depth 1, an index its files at its own depth + 1), unless it is outside the crawl's reach
+// (discovered.Reach) or the walk has met it or refuses it.
+func (op *originPlan) addSitemap(file sitemapFile, rawURL string, depth int) {
+	if !op.allow(file.namedBy, rawURL, file.line) {
+		return
+	}
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	if op.walk.Add(rawURL, depth) {
 		// The walk hands files out in the order it accepted them; files keeps that order.
-		op.files = append(op.files, sitemapFile{via: via, allowed: allowed})
+		op.files = append(op.files, file)
 	}
 }
 
@@ -52,11 +58,12 @@ func (op *originPlan) sitemapsLeft() int {
 	return op.walk.Len()
 }
 
-// readSitemaps reads files until more than LowWater URLs have been queued by this call, or no
-// file is left: the next file is read only when the origin's queue runs low again.
+// readSitemaps reads files until more than LowWater URLs have been queued by this call, the
+// URLs queued for the origin cover the pages the crawl may still fetch, or no file is left: the
+// next file is read only when the origin's queue runs low again.
 func (op *originPlan) readSitemaps(ctx context.Context) {
 	before := op.queued()
-	for ctx.Err() == nil && op.queued()-before <= op.p.opt.LowWater {
+	for ctx.Err() == nil && op.queued()-before <= op.p.opt.LowWater && !op.covered() && !op.p.docs.spent() {
 		pending, file, ok := op.nextSitemap()
 		if !ok {
 			return
@@ -68,7 +75,7 @@ func (op *originPlan) readSitemaps(ctx context.Context) {
 // readSitemap reads one file: a urlset's or a text file's pages are queued, an index's files are
 // added to the walk, a feed's entries are queued like a sitemap's.
 func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, file sitemapFile) {
-	resp, err := op.get(ctx, pending.URL, kind.Sitemap, file.via)
+	resp, err := op.get(ctx, pending.URL, kind.Sitemap, file.via, file.namedBy)
 	if err != nil {
 		op.p.log.Debug("plan: a sitemap could not be fetched", "url", pending.URL, "err", err)
 		return
@@ -96,7 +103,7 @@ func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, 
 		}
 	case sitemap.Index:
 		res, err = f.Each(func(u discovered.URL) error {
-			op.addSitemap(u.Loc, pending.Depth+1, frontier.ViaSitemapIndex, file.allowed)
+			op.addSitemap(sitemapFile{via: frontier.ViaSitemapIndex, allowed: file.allowed, namedBy: fileURL}, u.Loc, pending.Depth+1)
 			return nil
 		})
 	default:
