@@ -14,12 +14,14 @@ import (
 // starts per second (after any 429 penalty): the stricter of
 //
 //   - 1/rate lengthened by Margin (4 % by default), and
-//   - (1 s + JitterMargin) / ceil(rate): any ceil(rate)+1 consecutive starts span at least
-//     1 s + JitterMargin, so a server's log holds at most ceil(rate) starts in any one second
-//     when the way to it delays a request by up to JitterMargin.
+//   - (1 s lengthened by Margin, + JitterMargin) / ceil(rate): any ceil(rate)+1 consecutive
+//     starts span at least 1.04 s + JitterMargin, so a server's log holds at most ceil(rate)
+//     starts in any one second when the way to it delays a request by up to JitterMargin — and
+//     Margin still covers what the jitter margin does not: this machine's own delay between
+//     recording a start and the request reaching the wire.
 //
-// At the default 3 per second that is (1 s + 100 ms)/3 ≈ 367 ms; at 1 per second 1.1 s; at
-// 0.5 per second 2.08 s (the relative margin is the stricter). Zero fields of cfg mean their
+// At the default 3 per second that is (1.04 s + 100 ms)/3 = 380 ms (2.63 starts/s); at 1 per
+// second 1.14 s; at 0.5 per second 2.08 s (the relative margin is the stricter). Zero fields of cfg mean their
 // defaults, so Config{}.Interval(r) is the default spacing; cfg need not be [Config.Resolved].
 // A rate that is not positive gets the spacing of the longest Crawl-delay the clock honours
 // (DefaultMaxFloor), never a division by zero.
@@ -34,7 +36,7 @@ func (cfg Config) Interval(rate float64) time.Duration {
 	jitter := cmp.Or(cfg.JitterMargin, DefaultJitterMargin)
 	relative := time.Duration(float64(time.Duration(float64(time.Second)/rate)) * (1 + margin))
 	// Rounded up, so that ceil(rate) intervals are never a nanosecond short of 1 s + jitter.
-	shared := time.Duration(math.Ceil(float64(time.Second+jitter) / math.Ceil(rate)))
+	shared := time.Duration(math.Ceil((float64(time.Second)*(1+margin) + float64(jitter)) / math.Ceil(rate)))
 	return max(relative, shared)
 }
 

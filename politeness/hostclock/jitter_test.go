@@ -63,13 +63,13 @@ func TestIntervalForEachRate(t *testing.T) {
 		rate float64
 		want time.Duration
 	}{
-		{Config{}, 3, 366666667 * time.Nanosecond},   // (1 s + 100 ms)/3, rounded up
-		{Config{}, 1, 1100 * time.Millisecond},       // one start, 1.1 s apart
-		{Config{}, 10, 110 * time.Millisecond},       // an authorised rate: ten starts span 1.1 s
+		{Config{}, 3, 380 * time.Millisecond},        // (1.04 s + 100 ms)/3
+		{Config{}, 1, 1140 * time.Millisecond},       // one start, 1.14 s apart
+		{Config{}, 10, 114 * time.Millisecond},       // an authorised rate: ten starts span 1.14 s
 		{Config{}, 2.5, 416 * time.Millisecond},      // 400 ms × 1.04 is stricter than 1.1 s / 3
 		{Config{}, 0.5, 2080 * time.Millisecond},     // 2 s × 1.04: no extra slowdown
 		{Config{}, 1.5, 693333332 * time.Nanosecond}, // 3/s halved by a 429: 667 ms × 1.04 > 1.1 s / 2
-		{Config{JitterMargin: 500 * time.Millisecond}, 3, 500 * time.Millisecond},
+		{Config{JitterMargin: 500 * time.Millisecond}, 3, 513333334 * time.Nanosecond},
 	}
 	for _, tt := range tests {
 		if got := tt.cfg.Interval(tt.rate); got != tt.want {
