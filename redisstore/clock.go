@@ -168,4 +168,3 @@ func (c *Clock) freed(key string) {
 		ln.notifyHead()
 	}
 }
-

@@ -387,4 +387,3 @@ func (c *Clock) count(ln *line, f func(*hostclock.OriginStats)) {
 	f(&ln.st)
 	c.mu.Unlock()
 }
-

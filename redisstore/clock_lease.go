@@ -287,4 +287,3 @@ func (c *Clock) renew(ctx context.Context) {
 			"redis", c.s.url, "err", err, "expiry", c.s.opts.LeaseExpiry)
 	}
 }
-

@@ -236,4 +236,3 @@ func sharedCounts(st *hostclock.OriginStats, v []any) {
 	st.TooManyRequests, st.Unavailable, st.ServerErrors, st.TransportErrors = n(3), n(4), n(5), n(6)
 	st.Pauses, st.GiveUps, st.Expired, st.Slowdowns = n(7), min(n(8), 1), n(9), n(10)
 }
-

@@ -145,6 +145,12 @@ func (r *reach) answered() {
 // transient reports whether err means Redis could not be reached or could not serve yet (and may
 // after a while), as opposed to an answer that will not change (a script error, a wrong type).
 func transient(err error) bool {
+	var ee *EvictionError
+	var ce *ClusterError
+	var ae *AuthError
+	if errors.As(err, &ee) || errors.As(err, &ce) || errors.As(err, &ae) {
+		return false
+	}
 	if errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, redis.ErrClosed) {
 		return false
 	}
