@@ -183,3 +183,22 @@ func TestRunningAFinishedCrawlAgainSaysWhyNothingIsFetched(t *testing.T) {
 		t.Errorf("the second run sent %d requests, want none", n)
 	}
 }
+
+// Any --redis value gives a client or a usage error — never a panic — and a refused value's
+// message does not carry its password.
+func FuzzRedisURL(f *testing.F) {
+	for _, s := range []string{"redis://127.0.0.1:6379/0", "redis://:pw@h:1?addr=h:2&addr=h:3", "redis://a:1,b:2",
+		"rediss://u:pw@h:1/15", "redis://h:1?addr=", "redis://h:1?addr=h:2&dial_timeout=x", "unix:///tmp/r.sock", "%zz", "redis://:s3cret@a:1,b:2", "redis://u:s3cret@h:1?addr=h:2&bogus=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := redisClient("--redis", s)
+		if err != nil {
+			if strings.Contains(s, ":s3cret@") && strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("the error for %q carries the password: %v", s, err)
+			}
+			return
+		}
+		c.Close()
+	})
+}
