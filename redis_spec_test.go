@@ -63,17 +63,17 @@ type crawlProcess struct {
 	code           int
 }
 
-// startCrawls starts n crawl processes of the origin through the Redis server, as one crawl
-// (one prefix), each with 8 workers and its own cache directory; process i's User-Agent says
-// version 1.i.
-func startCrawls(bin string, n int, srv *redistest.Server, prefix string, o *etiquettetest.Origin, extra ...string) []*crawlProcess {
+// startCrawls starts n crawl processes of the origin through the Redis server or cluster at
+// redisURL, as one crawl (one prefix), each with 8 workers and its own cache directory; process
+// i's User-Agent says version 1.i.
+func startCrawls(bin string, n int, redisURL string, prefix string, o *etiquettetest.Origin, extra ...string) []*crawlProcess {
 	var ps []*crawlProcess
 	for i := range n {
 		// One crawler, and each process says which one it is in its version (1.0, 1.1, …), so
 		// that the site can tell which process sent a request.
 		args := []string{"crawl", "--token", "ExampleBot", "--bot-version", fmt.Sprintf("1.%d", i), "--info-url", "https://example.org/bot",
 			"--contact", "bot@example.org", "--workers", "8", "--cache-dir", GinkgoT().TempDir(),
-			"--redis", srv.URL(), "--redis-prefix", prefix}
+			"--redis", redisURL, "--redis-prefix", prefix}
 		args = append(append(args, extra...), o.URL+"/")
 		p := &crawlProcess{cmd: exec.Command(bin, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{},
 			done: make(chan struct{})}
@@ -159,7 +159,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 		var codes []int
 		BeforeAll(func() {
 			site, o = pagesSite(60, etiquettetest.HTMLPage("leaf"))
-			codes = awaitExit(startCrawls(bin, 4, srv, "spec:sixty:", o), 2*time.Minute)
+			codes = awaitExit(startCrawls(bin, 4, srv.URL(), "spec:sixty:", o), 2*time.Minute)
 		})
 
 		It("finishes in every process", func() {
@@ -210,7 +210,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 				Serve("/llms.txt", etiquettetest.Status(404)).
 				Otherwise(etiquettetest.HTMLPage("leaf"))
 			o.Page("/", "Home")
-			ps = startCrawls(bin, 3, srv, "spec:sitemap:", o)
+			ps = startCrawls(bin, 3, srv.URL(), "spec:sitemap:", o)
 			codes = awaitExit(ps, 2*time.Minute)
 		})
 
@@ -266,7 +266,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 		It("gets nothing from any process for 3 seconds, then the rest of the crawl", func() {
 			site, o := pagesSite(24, etiquettetest.HTMLPage("leaf"))
 			o.Nth("/p/5", 1, etiquettetest.Status(429).RetryAfter(3*time.Second))
-			codes := awaitExit(startCrawls(bin, 4, srv, "spec:429:", o), 2*time.Minute)
+			codes := awaitExit(startCrawls(bin, 4, srv.URL(), "spec:429:", o), 2*time.Minute)
 			Expect(codes).To(Equal([]int{0, 0, 0, 0}))
 			Expect(site).To(matchers.WaitAfterRetryAfter())
 			Expect(site).To(matchers.StartAtMostPerSecond(3))
@@ -296,7 +296,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 			site, o := pagesSite(30, etiquettetest.HTMLPage("leaf").Delay(100*time.Millisecond))
 			release := make(chan struct{})
 			o.Nth("/p/12", 1, etiquettetest.HTMLPage("leaf").HoldUntil(release))
-			ps := startCrawls(bin, 4, srv, "spec:kill:", o, "--redis-lease", "3s")
+			ps := startCrawls(bin, 4, srv.URL(), "spec:kill:", o, "--redis-lease", "3s")
 			held := awaitPath(site, o, "/p/12")
 			var victim int
 			_, err := fmt.Sscanf(strings.TrimPrefix(held.Header.Get("User-Agent"), "ExampleBot/1."), "%d", &victim)
@@ -327,7 +327,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 		It("send nothing while it is gone, and carry on when it is back within --redis-wait", func() {
 			srv := redistest.Start(GinkgoT())
 			site, o := pagesSite(24, etiquettetest.HTMLPage("leaf"))
-			ps := startCrawls(bin, 2, srv, "spec:outage:", o, "--redis-wait", "30s")
+			ps := startCrawls(bin, 2, srv.URL(), "spec:outage:", o, "--redis-wait", "30s")
 			awaitRequests(site, 6)
 			srv.Stop()
 			stopped := time.Now()
@@ -348,7 +348,7 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 		It("exit 1 with the error when it is not back within --redis-wait", func() {
 			srv := redistest.Start(GinkgoT())
 			site, o := pagesSite(24, etiquettetest.HTMLPage("leaf"))
-			ps := startCrawls(bin, 2, srv, "spec:gone:", o, "--redis-wait", "2s")
+			ps := startCrawls(bin, 2, srv.URL(), "spec:gone:", o, "--redis-wait", "2s")
 			awaitRequests(site, 6)
 			srv.Stop()
 			stopped := time.Now()
@@ -359,6 +359,63 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 			for _, r := range o.Requests() {
 				Expect(r.At.Before(stopped.Add(250*time.Millisecond))).To(BeTrue(),
 					"%s arrived %v after Redis stopped", r.Target, r.At.Sub(stopped))
+			}
+		})
+	})
+
+	Describe("whose Redis restarts without its data mid-crawl", func() {
+		It("send no 4th start in any second and no page twice: every process reports the loss and stops", func() {
+			srv := redistest.Start(GinkgoT())
+			site, o := pagesSite(40, etiquettetest.HTMLPage("leaf"))
+			ps := startCrawls(bin, 4, srv.URL(), "spec:empty:", o)
+			awaitRequests(site, 10)
+			srv.Crash()
+			crashed := time.Now()
+			srv.Restart()
+			codes := awaitExit(ps, time.Minute)
+			Expect(codes).To(Equal([]int{1, 1, 1, 1}))
+			Expect(site).To(matchers.StartAtMostPerSecond(3))
+			for path, n := range fetchCounts(o) {
+				Expect(n).To(Equal(1), "%s was fetched %d times", path, n)
+			}
+			for _, p := range ps {
+				Expect(p.stderr.String()).To(ContainSubstring("vanished from Redis"))
+			}
+			var after int
+			for _, r := range o.Requests() {
+				if r.At.After(crashed.Add(250 * time.Millisecond)) {
+					after++
+				}
+			}
+			GinkgoWriter.Printf("%d requests before the crash, %d after it\n", len(o.Requests())-after, after)
+			Expect(after).To(BeZero(), "requests were sent after the state they were counted against vanished")
+		})
+	})
+
+	Describe("whose Redis freezes mid-crawl (SIGSTOP)", func() {
+		It("send nothing more, and stop within --redis-wait and one lease", func() {
+			srv := redistest.Start(GinkgoT())
+			site, o := pagesSite(40, etiquettetest.HTMLPage("leaf"))
+			const wait, lease = 3 * time.Second, 3 * time.Second
+			ps := startCrawls(bin, 3, srv.URL(), "spec:frozen:", o, "--redis-wait", wait.String(), "--redis-lease", lease.String())
+			awaitRequests(site, 6)
+			srv.Freeze()
+			DeferCleanup(srv.Thaw)
+			frozen := time.Now()
+			var took []time.Duration
+			for _, p := range ps {
+				// Generous: the processes share 2 cores with the rest of the suite.
+				Eventually(p.done).WithTimeout(wait+lease+15*time.Second).Should(BeClosed(),
+					"a process still runs %v after Redis froze; its stderr:\n%s", time.Since(frozen), p.stderr.String())
+				took = append(took, time.Since(frozen).Round(10*time.Millisecond))
+				Expect(p.code).To(Equal(1))
+				Expect(p.stderr.String()).To(ContainSubstring("--redis-wait"))
+			}
+			GinkgoWriter.Printf("with --redis-wait %v and --redis-lease %v the processes exited %v after Redis froze\n", wait, lease, took)
+			Expect(slices.Max(took)).To(BeNumerically("<=", wait+lease+5*time.Second))
+			for _, r := range o.Requests() {
+				Expect(r.At.Before(frozen.Add(250*time.Millisecond))).To(BeTrue(),
+					"%s arrived %v after Redis froze", r.Target, r.At.Sub(frozen))
 			}
 		})
 	})

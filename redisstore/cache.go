@@ -44,8 +44,9 @@ const cacheOpTimeout = 3 * time.Second
 // Both parts carry a CRC-32C, and the metadata the key it was stored under: a damaged or misplaced
 // entry is reported as cache.ErrCorrupt, removed and never served. Vary indexes and variants are
 // entries like any other (the transport chooses their keys). Entries expire Options.CacheTTL after
-// they were last stored or updated; give the Redis server a maxmemory with a volatile-lru policy to
-// bound it further.
+// they were last stored or updated. To bound the cache by memory, keep it in a Redis of its own
+// (Options.CacheClient) with a maxmemory and allkeys-lru: the crawl's own Redis must not evict.
+// Every command touches one entry's key, so on a cluster each lands on one slot without a tag.
 type CacheStore struct {
 	s        *Store
 	fallback cache.Store
@@ -96,7 +97,7 @@ func (c *CacheStore) Get(key string) (*cache.Entry, io.ReadCloser, error) {
 	ctx, cancel := cacheCtx()
 	defer cancel()
 	rk := cacheKey(key)
-	vals, err := c.s.client.HMGet(ctx, rk, "m", "b").Result()
+	vals, err := c.s.cache.HMGet(ctx, rk, "m", "b").Result()
 	if err != nil || len(vals) != 2 {
 		if c.fallback != nil {
 			return c.fallback.Get(key)
@@ -113,7 +114,7 @@ func (c *CacheStore) Get(key string) (*cache.Entry, io.ReadCloser, error) {
 	}
 	e, b, err := decodeCached(key, meta, mok, body, bok)
 	if err != nil {
-		c.s.client.Del(ctx, rk)
+		c.s.cache.Del(ctx, rk)
 		return nil, nil, fmt.Errorf("%w: %s in Redis: %v; removed", cache.ErrCorrupt, key, err)
 	}
 	return e, io.NopCloser(bytes.NewReader(b)), nil
@@ -170,7 +171,7 @@ func (c *CacheStore) Put(key string, e *cache.Entry) (cache.BodyWriter, error) {
 func (c *CacheStore) toFallback(key string, e *cache.Entry) (cache.BodyWriter, error) {
 	ctx, cancel := cacheCtx()
 	defer cancel()
-	c.s.client.Del(ctx, cacheKey(key))
+	c.s.cache.Del(ctx, cacheKey(key))
 	if c.fallback == nil {
 		return nil, fmt.Errorf("%w: %d bytes; the shared cache keeps at most %d per body (Options.MaxCacheBody) and has no fallback store",
 			cache.ErrTooLarge, e.Size, c.s.opts.MaxCacheBody)
@@ -182,7 +183,7 @@ func (c *CacheStore) toFallback(key string, e *cache.Entry) (cache.BodyWriter, e
 func (c *CacheStore) Delete(key string) error {
 	ctx, cancel := cacheCtx()
 	defer cancel()
-	err := c.s.client.Del(ctx, cacheKey(key)).Err()
+	err := c.s.cache.Del(ctx, cacheKey(key)).Err()
 	if c.fallback != nil {
 		err = errors.Join(err, c.fallback.Delete(key))
 	}
@@ -210,7 +211,7 @@ func (c *CacheStore) UpdateEntry(key string, e *cache.Entry) error {
 	}
 	ctx, cancel := cacheCtx()
 	defer cancel()
-	n, err := updateScript.Run(ctx, c.s.client, []string{cacheKey(key)}, meta, c.s.opts.CacheTTL.Milliseconds()).Int64()
+	n, err := updateScript.Run(ctx, c.s.cache, []string{cacheKey(key)}, meta, c.s.opts.CacheTTL.Milliseconds()).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redisstore: updating the cached entry of %s: %w", key, err)
@@ -280,7 +281,7 @@ func (w *cacheWriter) Commit() error {
 	ctx, cancel := cacheCtx()
 	defer cancel()
 	rk := cacheKey(w.key)
-	_, err = w.c.s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = w.c.s.cache.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, rk, "m", meta, "b", sealed("", w.buf.Bytes()))
 		p.PExpire(ctx, rk, w.c.s.opts.CacheTTL)
 		return nil

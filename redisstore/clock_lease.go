@@ -5,10 +5,13 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/etiquette/politeness/backoff"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
@@ -29,6 +32,7 @@ type lease struct {
 	c          *Clock
 	ln         *line
 	id         string
+	gen        string // the origin's generation it was granted under
 	seq        int64
 	kind       kind.Kind
 	grant      hostclock.Grant
@@ -102,29 +106,38 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 	if o.Err != nil {
 		last = o.Err.Error()
 	}
-	// The give-up reasons as hostclock.Local words them.
-	args := []any{le.id, o.Status, o.RetryAfter.Microseconds(), label, c.cfg.MaxRetryAfter.Microseconds(),
-		c.cfg.ErrorBudget, c.cfg.RecoverAfter, took.Microseconds(), c.cfg.LatencyFactor, c.cfg.MaxFloor.Microseconds(),
-		c.cfg.Margin, ln.rate, stateTTL.Milliseconds(), c.s.opts.CrawlIdle.Milliseconds(), ln.keys.freed,
-		fmt.Sprintf("status %d asked for a Retry-After of %s, beyond the ceiling of %s", o.Status, o.RetryAfter, c.cfg.MaxRetryAfter),
-		fmt.Sprintf("the error budget of %d consecutive failures is spent (the last: %s)", c.cfg.ErrorBudget, last),
-		hostclock.PenaltyFactor, minRateFactor, hostclock.RecoverStep, statsFields(o, neutral)}
+	args := doneArgs{Lease: le.id, Generation: le.gen, Status: o.Status, RetryAfter: o.RetryAfter.Microseconds(), Class: label,
+		MaxRetryAfter: c.cfg.MaxRetryAfter.Microseconds(), ErrorBudget: c.cfg.ErrorBudget, RecoverAfter: c.cfg.RecoverAfter,
+		Took: took.Microseconds(), LatencyFactor: c.cfg.LatencyFactor, FloorCap: c.cfg.MaxFloor.Microseconds(),
+		Margin: c.cfg.Margin, Rate: ln.rate, StateTTL: stateTTL.Milliseconds(), StatsTTL: c.s.opts.CrawlIdle.Milliseconds(),
+		Freed: ln.keys.freed,
+		// The give-up reasons as hostclock.Local words them.
+		GiveUpRetryAfter: fmt.Sprintf("status %d asked for a Retry-After of %s, beyond the ceiling of %s", o.Status, o.RetryAfter, c.cfg.MaxRetryAfter),
+		GiveUpBudget:     fmt.Sprintf("the error budget of %d consecutive failures is spent (the last: %s)", c.cfg.ErrorBudget, last),
+		Penalty:          hostclock.PenaltyFactor, MinFactor: minRateFactor, RecoverStep: hostclock.RecoverStep,
+		Counts: statsFields(o, neutral), Backoff: []int64{}}
 	if class != 0 && !neutral {
 		// The pause after the n-th failure in a row, for every n the budget allows: the script
 		// knows n, the policy (a Go function with its jitter) is here.
 		for n := 1; n < c.cfg.ErrorBudget; n++ {
-			args = append(args, c.cfg.Backoff(class, n, c.cfg.Rand).Microseconds())
+			args.Backoff = append(args.Backoff, c.cfg.Backoff(class, n, c.cfg.Rand).Microseconds())
 		}
 	}
-	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.gaveKey, ln.stats}
+	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.gaveKey, ln.stats, ln.keys.generation}
 	var reply []any
 	var arrived time.Time
-	err := c.s.do(context.Background(), "reporting a response of "+ln.keys.budget, func(ctx context.Context) error {
-		var err error
-		reply, err = doneScript.Run(ctx, c.s.client, keys, args...).Slice()
-		arrived = time.Now()
-		return err
-	})
+	js, err := json.Marshal(args)
+	if err == nil {
+		err = c.s.do(context.Background(), "reporting a response of "+ln.keys.budget, func(ctx context.Context) error {
+			var err error
+			reply, err = doneScript.Run(ctx, c.s.client, keys, js).Slice()
+			arrived = time.Now()
+			return err
+		})
+	}
+	if err == nil && toInt(reply, 10) == 1 {
+		err = c.s.noteLost(&LostError{URL: c.s.url, Origin: ln.keys.budget, What: "the start schedule"})
+	}
 
 	c.mu.Lock()
 	delete(ln.leases, le)
@@ -178,10 +191,37 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 	c.logOutcome(ln.keys.budget, o, caused, paced, toInt(reply, 4) == 1, toString(reply, 5))
 }
 
+// doneArgs are doneScript's named arguments; its comment says what each means.
+type doneArgs struct {
+	Lease            string   `json:"lease"`
+	Generation       string   `json:"generation"`
+	Status           int      `json:"status"`
+	RetryAfter       int64    `json:"retry_after"`
+	Class            string   `json:"class"`
+	MaxRetryAfter    int64    `json:"max_retry_after"`
+	ErrorBudget      int      `json:"error_budget"`
+	RecoverAfter     int      `json:"recover_after"`
+	Took             int64    `json:"took"`
+	LatencyFactor    float64  `json:"latency_factor"`
+	FloorCap         int64    `json:"floor_cap"`
+	Margin           float64  `json:"margin"`
+	Rate             float64  `json:"rate"`
+	StateTTL         int64    `json:"state_ttl"`
+	StatsTTL         int64    `json:"stats_ttl"`
+	Freed            string   `json:"freed"`
+	GiveUpRetryAfter string   `json:"giveup_retry_after"`
+	GiveUpBudget     string   `json:"giveup_budget"`
+	Penalty          float64  `json:"penalty"`
+	MinFactor        float64  `json:"min_factor"`
+	RecoverStep      float64  `json:"recover_step"`
+	Counts           []string `json:"counts"`
+	Backoff          []int64  `json:"backoff"`
+}
+
 // statsFields names the crawl's counters an outcome counts in (doneScript's stats fields), as
 // this process's counters count it.
-func statsFields(o hostclock.Outcome, neutral bool) string {
-	var f []string
+func statsFields(o hostclock.Outcome, neutral bool) []string {
+	f := []string{}
 	switch {
 	case o.Status == 429:
 		f = append(f, "too_many")
@@ -193,7 +233,7 @@ func statsFields(o hostclock.Outcome, neutral bool) string {
 	if o.Err != nil && !neutral {
 		f = append(f, "transport")
 	}
-	return strings.Join(f, " ")
+	return f
 }
 
 func (c *Clock) logOutcome(key string, o hostclock.Outcome, caused *hostclock.Pause, paced *hostclock.Pace, recovered bool, rate string) {
@@ -214,5 +254,36 @@ func (c *Clock) logOutcome(key string, o hostclock.Outcome, caused *hostclock.Pa
 	default:
 		c.log.Info("hostclock: origin back to its budget: its responses are fast again", "origin", key,
 			"response_time", paced.ResponseTime, "reason", hostclock.ReasonLatency)
+	}
+}
+
+// renew extends the leases this process holds and has not held for longer than Clock.LeaseTTL
+// (a body never closed must not hold a place for ever).
+func (c *Clock) renew(ctx context.Context) {
+	now := time.Now()
+	byOrigin := map[*line][]any{}
+	c.mu.Lock()
+	for _, ln := range c.lines {
+		for le := range ln.leases {
+			if now.Before(le.renewUntil) {
+				byOrigin[ln] = append(byOrigin[ln], le.id)
+			}
+		}
+	}
+	c.mu.Unlock()
+	if len(byOrigin) == 0 {
+		return
+	}
+	_, err := c.s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for ln, ids := range byOrigin {
+			// Eval, not EvalSha: in a pipeline a script the server does not know yet (after a
+			// restart) cannot be loaded on the way.
+			renewScript.Eval(ctx, p, []string{ln.keys.leases}, append([]any{c.s.opts.LeaseExpiry.Microseconds()}, ids...)...)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		c.log.Warn("redisstore: could not renew this process's start slots; they expire unless renewed in time",
+			"redis", c.s.url, "err", err, "expiry", c.s.opts.LeaseExpiry)
 	}
 }

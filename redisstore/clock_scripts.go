@@ -18,8 +18,11 @@ import "github.com/redis/go-redis/v9"
 // the wire as microseconds and are turned back into local times against the reply's arrival.
 // Lua numbers are doubles: microseconds since 1970 stay exact until the year 2255.
 
-// luaCommon is prepended to every clock script.
-const luaCommon = `
+// luaCommon is prepended to every script.
+const luaCommon = luaHelpers + luaGeneration
+
+// luaHelpers are the scripts' shared helpers.
+const luaHelpers = `
 local function now_us()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -55,17 +58,20 @@ end
 // acquireScript grants a start slot, or says when to ask again (hostclock.Local.earliest, check
 // and grant).
 //
-//	KEYS  clock, leases, pause, floors, robotsfirst, gaveup, stats
-//	ARGV  mode ("grant" | "peek"), lease id, rate (configured, before any 429 penalty),
-//	      concurrency, margin, floor cap µs, robots (1|0), since µs (how long this request has
-//	      been first in line with a place free), lease expiry µs, deadline µs (-1: none),
-//	      state ttl ms, crawl idle ms (the stats' ttl), waited µs (-1: the request has not
-//	      waited)
-//	→ {0, now, seq, expired}               granted: the start's sequence number; leases swept
-//	  {1, now, retry-at, reason, expired}  not yet: ask again at retry-at (server µs)
-//	  {2, now, earliest, reason}           the deadline comes before the earliest start
-//	  {3, reason, at}                      the origin was given up for this crawl
-//	  {4, now, earliest, reason}           peek: the earliest start, nothing reserved
+//	KEYS  clock, leases, pause, floors, robotsfirst, gaveup, stats, generation
+//	ARGV  one JSON object (acquireArgs): mode ("grant" | "peek"), lease (its id), rate
+//	      (configured, before any 429 penalty), concurrency, margin, floor_cap µs, robots,
+//	      since µs (how long this request has been first in line with a place free),
+//	      lease_expiry µs, deadline µs (-1: none), state_ttl ms, stats_ttl ms, waited µs (-1: the
+//	      request has not waited), generation (the one the process knows, '' for none), fresh
+//	      (the generation to create when there is none)
+//	→ {code, now, at, reason, seq, expired, generation}
+//	  code 0 granted: seq is the start's sequence number; expired, the leases swept
+//	       1 not yet: ask again at (server µs), for reason
+//	       2 the deadline comes before the earliest start, at
+//	       3 the origin was given up for this crawl at, for reason
+//	       4 peek: the earliest start is at; nothing reserved
+//	       5 the origin's state vanished: nothing is decided (see generation.go)
 //
 // The earliest start is the latest of: the GCRA theoretical time (tat); half an interval after
 // the latest start; the window — the rate's K-th previous start plus K intervals with half the
@@ -74,18 +80,21 @@ end
 // interval after the latest start; and the pause. A robots.txt request that waits marks the
 // origin (robotsfirst) so that no page of any process goes ahead of it.
 var acquireScript = redis.NewScript(luaCommon + `
+local a = cjson.decode(ARGV[1])
+local now = now_us()
+local gen = generation(KEYS[8], a.generation, a.fresh, a.state_ttl)
+if not gen then return {5, now, 0, '', 0, 0, ''} end
 local g = redis.call('GET', KEYS[6])
 if g then
   local at, why = string.match(g, '^(%d+) (.*)$')
-  return {3, why, tonumber(at)}
+  return {3, now, tonumber(at), why, 0, 0, gen}
 end
-local now = now_us()
-local rate, margin, cap = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local rate, margin, cap = a.rate, a.margin, a.floor_cap
 local expired = 0
-if ARGV[1] == 'grant' then expired = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
+if a.mode == 'grant' then expired = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
 if expired > 0 then
   redis.call('HINCRBY', KEYS[7], 'expired', expired)
-  redis.call('PEXPIRE', KEYS[7], ARGV[12])
+  redis.call('PEXPIRE', KEYS[7], a.stats_ttl)
 end
 
 local st = redis.call('HMGET', KEYS[1], 'tat', 'last', 'count', 'factor', 'latency', 'paused')
@@ -113,47 +122,43 @@ local pu, pw = pause_of(KEYS[3])
 later(pu, pw)
 e = math.ceil(e)
 
-local deadline = tonumber(ARGV[10])
-if deadline >= 0 and e - now > deadline then return {2, now, e, why} end
-if ARGV[1] == 'peek' then return {4, now, e, why} end
+if a.deadline >= 0 and e - now > a.deadline then return {2, now, e, why, 0, 0, gen} end
+if a.mode == 'peek' then return {4, now, e, why, 0, 0, gen} end
 
-local robots = ARGV[7] == '1'
-if not robots and redis.call('EXISTS', KEYS[5]) == 1 then
+if not a.robots and redis.call('EXISTS', KEYS[5]) == 1 then
   if why == '' then why = 'rate' end
-  return {1, now, math.max(e, now + 100000), why, expired}
+  return {1, now, math.max(e, now + 100000), why, 0, expired, gen}
 end
 local function mark(at)
-  if robots then redis.call('SET', KEYS[5], '1', 'PX', math.ceil((at - now) / 1000) + 1000) end
+  if a.robots then redis.call('SET', KEYS[5], '1', 'PX', math.ceil((at - now) / 1000) + 1000) end
 end
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+if redis.call('ZCARD', KEYS[2]) >= a.concurrency then
   local first = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
   mark(first)
-  return {1, now, math.max(e, first), 'concurrency', expired}
+  return {1, now, math.max(e, first), 'concurrency', 0, expired, gen}
 end
 if e > now then
   mark(e)
-  return {1, now, e, why, expired}
+  return {1, now, e, why, 0, expired, gen}
 end
 
 -- The start was due when the rules first allowed it and the request was first in line with a
 -- place free; the next one is due one interval after that. After a pause the schedule restarts
 -- from this start.
-local due = math.max(e, now - tonumber(ARGV[8]))
+local due = math.max(e, now - a.since)
 if due <= 0 or due > now or paused > last then due = now end
 redis.call('HSET', KEYS[1], 'tat', math.ceil(due + iv), 'last', now, 'count', count + 1, 'r' .. (count % 64), now)
-redis.call('PEXPIRE', KEYS[1], ARGV[11])
-local exp = tonumber(ARGV[9])
-redis.call('ZADD', KEYS[2], now + exp, ARGV[2])
-redis.call('PEXPIRE', KEYS[2], math.ceil(exp / 1000) + 1000)
-if robots then redis.call('DEL', KEYS[5]) end
+redis.call('PEXPIRE', KEYS[1], a.state_ttl)
+redis.call('ZADD', KEYS[2], now + a.lease_expiry, a.lease)
+redis.call('PEXPIRE', KEYS[2], math.ceil(a.lease_expiry / 1000) + 1000)
+if a.robots then redis.call('DEL', KEYS[5]) end
 redis.call('HINCRBY', KEYS[7], 'requests', 1)
-local waited = tonumber(ARGV[13])
-if waited >= 0 then
+if a.waited >= 0 then
   redis.call('HINCRBY', KEYS[7], 'waits', 1)
-  redis.call('HINCRBY', KEYS[7], 'waited', waited)
+  redis.call('HINCRBY', KEYS[7], 'waited', a.waited)
 end
-redis.call('PEXPIRE', KEYS[7], ARGV[12])
-return {0, now, count, expired}
+redis.call('PEXPIRE', KEYS[7], a.stats_ttl)
+return {0, now, now, '', count, expired, gen}
 `)
 
 // sentScript records that start seq reached the server now (hostclock.Local's sent): its entry in
@@ -177,36 +182,50 @@ return now
 
 // doneScript frees a lease and applies its outcome (hostclock.Local's done, learn and observe).
 //
-//	KEYS  clock, leases, pause, floors, gaveup, stats
-//	ARGV  lease id, status, retry-after µs (0: none), class ("ok" | "throttled" | "transient" |
-//	      "neutral"), retry-after ceiling µs, error budget, recover after, response time µs (-1:
-//	      not a response to time), latency factor, floor cap µs, margin, rate, state ttl ms,
-//	      give-up ttl ms (the stats' ttl too), freed channel, give-up reason for a Retry-After
-//	      beyond the ceiling, give-up reason for a spent budget, the 429 penalty factor, its
-//	      floor, the recovery step, the stats fields the outcome counts in (space-separated:
-//	      too_many, unavailable, server_errors, transport), then the backoff µs after the 1st,
-//	      2nd, … failure
+//	KEYS  clock, leases, pause, floors, gaveup, stats, generation
+//	ARGV  one JSON object (doneArgs):
+//	        lease            the lease's id
+//	        generation       the origin's generation the lease was granted under
+//	        status           the response's status (0: none)
+//	        retry_after      µs, 0: none
+//	        class            "ok" | "throttled" | "transient" | "neutral"
+//	        max_retry_after  µs: a longer Retry-After gives the origin up
+//	        error_budget     failures in a row that give the origin up
+//	        recover_after    successes in a row after which a 429 penalty eases
+//	        took             µs: the response time, -1 when it is not a response to time
+//	        latency_factor   -1: the response time does not space the starts
+//	        floor_cap, margin, rate, state_ttl (ms), stats_ttl (ms, the give-up's too)
+//	        freed            the channel a freed place is published on
+//	        giveup_retry_after, giveup_budget   the give-up's reason for either cause
+//	        penalty, min_factor, recover_step   the 429 penalty, its floor and its recovery step
+//	        counts           the stats fields the outcome counts in (too_many, unavailable, …)
+//	        backoff          µs: the pause after the 1st, 2nd, … failure in a row
 //	→ {held, pause until (0: none), pause reason (the give-up's reason when it gave up), gave up,
-//	   recovered, rate, pace, latency µs, response µs, now}
+//	   recovered, rate, pace, latency µs, response µs, now, lost}
 //
 // held is 0 when the lease had expired: its place was already freed and its response time says
 // more about the caller than the server. pace is 1 when the response time began to space the
-// starts, 0 when it stopped, -1 when nothing changed. A freed place is published on the freed
-// channel, which wakes the processes waiting for one.
+// starts, 0 when it stopped, -1 when nothing changed. lost is 1 when the origin's state vanished
+// since the grant: nothing is written. A freed place is published on the freed channel, which
+// wakes the processes waiting for one.
 var doneScript = redis.NewScript(luaCommon + `
+local a = cjson.decode(ARGV[1])
 local now = now_us()
-local held = redis.call('ZREM', KEYS[2], ARGV[1])
-if held == 1 then redis.call('PUBLISH', ARGV[15], '') end
-local rate, margin, cap = tonumber(ARGV[12]), tonumber(ARGV[11]), tonumber(ARGV[10])
+if not generation(KEYS[7], a.generation, '', a.state_ttl) then
+  return {0, 0, '', 0, 0, tostring(a.rate), -1, 0, 0, now, 1}
+end
+local held = redis.call('ZREM', KEYS[2], a.lease)
+if held == 1 then redis.call('PUBLISH', a.freed, '') end
+local rate, margin, cap = a.rate, a.margin, a.floor_cap
 local st = redis.call('HMGET', KEYS[1], 'factor', 'fails', 'okrun', 'last', 'resp', 'slowed', 'latency')
 local factor, fails, okrun, last = num(st[1], 1), num(st[2], 0), num(st[3], 0), num(st[4], 0)
 local resp, slowed, latency = num(st[5], 0), st[6] == '1', num(st[7], 0)
 local out_until, out_why, gave, recovered, pace = 0, '', 0, 0, -1
 local function tally(field)
   redis.call('HINCRBY', KEYS[6], field, 1)
-  redis.call('PEXPIRE', KEYS[6], ARGV[14])
+  redis.call('PEXPIRE', KEYS[6], a.stats_ttl)
 end
-for f in string.gmatch(ARGV[21], '%S+') do tally(f) end
+for _, f in ipairs(a.counts) do tally(f) end
 
 local function retime()
   if last > 0 then redis.call('HSET', KEYS[1], 'tat', math.ceil(last + 1e6 / (rate * factor) * (1 + margin))) end
@@ -219,24 +238,24 @@ local function pause(untl, why)
   tally('pauses')
 end
 local function give_up(reason)
-  redis.call('SET', KEYS[5], int(now) .. ' ' .. reason, 'PX', ARGV[14])
+  redis.call('SET', KEYS[5], int(now) .. ' ' .. reason, 'PX', a.stats_ttl)
   gave, out_why = 1, reason
   tally('giveups')
 end
 
-if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
-  local status, ra = tonumber(ARGV[2]), tonumber(ARGV[3])
+if redis.call('EXISTS', KEYS[5]) == 0 and a.class ~= 'neutral' then
+  local status, ra = a.status, a.retry_after
   -- Retry-After counts on 429 (RFC 6585 §4), on 503 and every other 5xx, and on 3xx
   -- (RFC 9110 §10.2.3).
   local counts = ra > 0 and (status == 429 or status >= 500 or (status >= 300 and status < 400))
-  if counts and ra > tonumber(ARGV[5]) then
-    give_up(ARGV[16])
-  elseif ARGV[4] == 'ok' then
+  if counts and ra > a.max_retry_after then
+    give_up(a.giveup_retry_after)
+  elseif a.class == 'ok' then
     fails = 0
     if factor < 1 then
       okrun = okrun + 1
-      if okrun >= tonumber(ARGV[7]) then
-        factor, okrun, recovered = math.min(1, factor * tonumber(ARGV[20])), 0, 1
+      if okrun >= a.recover_after then
+        factor, okrun, recovered = math.min(1, factor * a.recover_step), 0, 1
         retime()
       end
     end
@@ -244,27 +263,25 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
   else
     fails, okrun = fails + 1, 0
     if status == 429 then
-      factor = math.max(tonumber(ARGV[19]), factor * tonumber(ARGV[18]))
+      factor = math.max(a.min_factor, factor * a.penalty)
       retime()
     end
-    if fails >= tonumber(ARGV[6]) then
-      give_up(ARGV[17])
+    if fails >= a.error_budget then
+      give_up(a.giveup_budget)
     elseif counts then
       pause(now + ra, 'retry-after')
     else
-      pause(now + tonumber(ARGV[21 + fails]), 'backoff')
+      pause(now + (a.backoff[fails] or 0), 'backoff')
     end
   end
   redis.call('HSET', KEYS[1], 'factor', factor, 'fails', fails, 'okrun', okrun)
 
-  local took = tonumber(ARGV[8])
-  if held == 1 and took >= 0 and gave == 0 then
+  if held == 1 and a.took >= 0 and gave == 0 then
     -- A slower answer counts at once, a faster one halfway (hostclock's observe).
-    if took >= resp then resp = took else resp = resp - math.floor((resp - took) / 2) end
+    if a.took >= resp then resp = a.took else resp = resp - math.floor((resp - a.took) / 2) end
     redis.call('HSET', KEYS[1], 'resp', resp)
-    local lf = tonumber(ARGV[9])
-    if lf >= 0 then
-      latency = math.floor(math.min(math.floor(lf * resp), cap) * (1 + margin))
+    if a.latency_factor >= 0 then
+      latency = math.floor(math.min(math.floor(a.latency_factor * resp), cap) * (1 + margin))
       local budget = math.max(1e6 / (rate * factor) * (1 + margin), floor_us(KEYS[4], now, cap) * (1 + margin))
       local s = latency > budget
       if s ~= slowed then
@@ -280,9 +297,9 @@ if redis.call('EXISTS', KEYS[5]) == 0 and ARGV[4] ~= 'neutral' then
       redis.call('HSET', KEYS[1], 'latency', latency, 'slowed', sv)
     end
   end
-  redis.call('PEXPIRE', KEYS[1], ARGV[13])
+  redis.call('PEXPIRE', KEYS[1], a.state_ttl)
 end
-return {held, out_until, out_why, gave, recovered, tostring(rate * factor), pace, latency, resp, now}
+return {held, out_until, out_why, gave, recovered, tostring(rate * factor), pace, latency, resp, now, 0}
 `)
 
 // pauseScript lengthens the origin's pause (hostclock.Local's Pause); a shorter one changes

@@ -27,9 +27,11 @@ import (
 //	etiquette:{host[:port]}:floors         hash: source → "interval-µs expiry-µs"
 //	etiquette:{host[:port]}:robotsfirst    set while a robots.txt request waits for the origin
 //	etiquette:{host[:port]}:freed          pub/sub channel: a place was freed
+//	etiquette:{host[:port]}:generation     the generation of the origin's state (see generation.go)
 //	etiquette:{host[:port]}:robots:ORIGIN  robots.txt of ORIGIN (scheme://host[:port]), JSON
 //	etiquette:{host[:port]}:robotslock:ORIGIN  held by the process fetching it
-//	etiquette:cache:SHA256(KEY)            hash: a cached response (m: metadata, b: body)
+//	etiquette:cache:SHA256(KEY)            hash: a cached response (m: metadata, b: body); every
+//	                                       command on it touches this one key, so it needs no tag
 //
 // A crawl's own keys live under its prefix ([CrawlPrefix]):
 //
@@ -37,6 +39,7 @@ import (
 //	PREFIX{host[:port]}:taken              sorted set: URLs handed out → lease expiry (µs)
 //	PREFIX{host[:port]}:seen               set: 128-bit hashes of every URL accepted
 //	PREFIX{host[:port]}:gaveup             "at-µs reason": the origin was given up for this crawl
+//	PREFIX{host[:port]}:generation         the generation of the origin's queue and seen set
 //	PREFIX{host[:port]}:stats              hash: the crawl's counters of the origin, every process's
 //	                                       (Clock.Stats: requests, waits, waited, too_many, …)
 //	PREFIX{host[:port]}:discovery:ORIGIN   "held TOKEN" | "released TOKEN" | "done": which process
@@ -50,14 +53,14 @@ func CrawlPrefix(crawl string) string { return Namespace + "crawl:" + crawl + ":
 
 // originKeys are the keys of one origin in the shared namespace.
 type originKeys struct {
-	budget                                           string // the budget key: host[:port]
-	clock, leases, pause, floors, robotsFirst, freed string
+	budget                                                       string // the budget key: host[:port]
+	clock, leases, pause, floors, robotsFirst, freed, generation string
 }
 
 func keysOf(budget string) originKeys {
 	base := Namespace + "{" + budget + "}:"
 	return originKeys{budget: budget, clock: base + "clock", leases: base + "leases", pause: base + "pause",
-		floors: base + "floors", robotsFirst: base + "robotsfirst", freed: base + "freed"}
+		floors: base + "floors", robotsFirst: base + "robotsfirst", freed: base + "freed", generation: base + "generation"}
 }
 
 // budgetOf returns the budget key of a channel name built by keysOf ("" when it is not one).
@@ -75,13 +78,13 @@ func budgetOf(channel string) string {
 
 // crawlKeys are one origin's keys of one crawl.
 type crawlKeys struct {
-	queue, taken, seen, gaveUp, stats string
+	queue, taken, seen, gaveUp, stats, generation string
 }
 
 func (s *Store) crawlKeysOf(budget string) crawlKeys {
 	base := s.prefix + "{" + budget + "}:"
 	return crawlKeys{queue: base + "queue", taken: base + "taken", seen: base + "seen", gaveUp: base + "gaveup",
-		stats: base + "stats"}
+		stats: base + "stats", generation: base + "generation"}
 }
 
 // robotsKeys returns the entry and lock keys of the robots.txt of robotsOrigin

@@ -19,9 +19,10 @@ import (
 	"github.com/politecrawl/etiquette/frontier"
 )
 
-// ErrCrawlLost is returned by every Queue method once the crawl's data has vanished from Redis
-// while this process was using it — Redis restarted without persistence, or someone flushed it.
-// The URLs queued before are gone; carrying on would end the crawl early and silently.
+// ErrCrawlLost is found (errors.Is) in what every Queue method returns once the crawl's data has
+// vanished from Redis while this process was using it — Redis restarted without persistence, or
+// someone flushed it. The URLs queued before are gone; carrying on would end the crawl early and
+// silently, or fetch pages again. The error is a [*LostError].
 var ErrCrawlLost = errors.New("redisstore: the crawl's queue vanished from Redis (a restart without persistence, or a flush); " +
 	"the URLs queued before are lost: start the crawl again, and give Redis persistence (appendonly yes) to survive a restart")
 
@@ -43,12 +44,13 @@ type Queue struct {
 	s *Store
 
 	initOnce sync.Once
-	lost     atomic.Bool
+	inited   atomic.Bool // Init marked the crawl as present
 	reused   atomic.Int64
 
 	mu     sync.Mutex
 	held   map[string][]string // "key\nURL" → the members of the taken set this process holds
 	listed map[string]bool     // origins this process added to the crawl's origins set
+	gens   map[string]string   // the generation of each origin's queue this process relies on
 	nextID atomic.Uint64
 }
 
@@ -57,73 +59,10 @@ var _ frontier.SharedStorage = (*Queue)(nil)
 // Queue returns the store's frontier storage; every call returns the same one.
 func (s *Store) Queue() *Queue {
 	s.queueOnce.Do(func() {
-		s.queue = &Queue{s: s, held: map[string][]string{}, listed: map[string]bool{}}
+		s.queue = &Queue{s: s, held: map[string][]string{}, listed: map[string]bool{}, gens: map[string]string{}}
 	})
 	return s.queue
 }
-
-// queueScripts share the clock scripts' helpers (now_us, int).
-var (
-	// enqueueScript appends an entry unless its URL was accepted before or the queue is full.
-	//
-	//	KEYS  queue, seen
-	//	ARGV  URL hash, entry, limit (0: none), crawl idle ms
-	//	→ 0 queued, 1 duplicate, 2 dropped
-	enqueueScript = redis.NewScript(luaCommon + `
-if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 1 end
-local limit = tonumber(ARGV[3])
-if limit > 0 and redis.call('LLEN', KEYS[1]) >= limit then return 2 end
-redis.call('SADD', KEYS[2], ARGV[1])
-redis.call('RPUSH', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-return 0
-`)
-
-	// takeScript hands out the oldest entry under a lease, after putting back at the head the
-	// entries whose leases expired (their count of hand-outs raised by one).
-	//
-	//	KEYS  queue, taken
-	//	ARGV  take id, lease expiry µs, crawl idle ms
-	//	→ {} when the queue is empty, else {entry, member}
-	takeScript = redis.NewScript(luaCommon + `
-local now = now_us()
-local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
-for i = #stale, 1, -1 do
-  local n, rest = string.match(stale[i], '^[^\n]*\n(%d+)\n(.*)$')
-  if n then redis.call('LPUSH', KEYS[1], int(tonumber(n) + 1) .. '\n' .. rest) end
-end
-if #stale > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
-local e = redis.call('LPOP', KEYS[1])
-if not e then return {} end
-local member = ARGV[1] .. '\n' .. e
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), member)
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {e, member}
-`)
-
-	// sizeScript counts the entries waiting, with those whose leases expired (they wait too).
-	//
-	//	KEYS  queue, taken
-	//	→ {waiting, taken and still held}
-	sizeScript = redis.NewScript(luaCommon + `
-local now = now_us()
-local expired = redis.call('ZCOUNT', KEYS[2], '-inf', now)
-return {redis.call('LLEN', KEYS[1]) + expired, redis.call('ZCARD', KEYS[2]) - expired}
-`)
-
-	// renewTakenScript extends this process's leases on the entries it holds.
-	//
-	//	KEYS  taken
-	//	ARGV  lease expiry µs, member…
-	renewTakenScript = redis.NewScript(luaCommon + `
-local now = now_us()
-for i = 2, #ARGV do
-  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
-end
-return 0
-`)
-)
 
 // Init marks the crawl as present in Redis, or finds it there and resumes it, and starts renewing
 // this process's leases.
@@ -137,18 +76,34 @@ func (q *Queue) Init() error {
 			err = nil
 		}
 		if err == nil {
+			q.inited.Store(true)
 			q.s.beat.add(q.beat)
 		}
 	})
 	return err
 }
 
-// do runs op unless the crawl was lost.
+// do runs op unless the crawl's state was lost.
 func (q *Queue) do(what string, op func(ctx context.Context) error) error {
-	if q.lost.Load() {
-		return ErrCrawlLost
-	}
 	return q.s.do(context.Background(), what, op)
+}
+
+// generation returns the generation of key's queue this process relies on, "" for none yet.
+func (q *Queue) generation(key string) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.gens[key]
+}
+
+// answered notes the generation of key's queue a script answered with, or the loss it reported.
+func (q *Queue) answered(key string, code int64, gen string) error {
+	if code == 3 {
+		return q.s.noteLost(&LostError{URL: q.s.url, Origin: key, What: "the queue"})
+	}
+	q.mu.Lock()
+	q.gens[key] = gen
+	q.mu.Unlock()
+	return nil
 }
 
 // AddRequest queues e under key; see [frontier.Storage].
@@ -166,14 +121,18 @@ func (q *Queue) AddRequest(key string, e frontier.Entry, limit int) (frontier.Ad
 	}
 	k := q.s.crawlKeysOf(key)
 	sum := sha256.Sum256([]byte(e.URL))
-	var code int64
+	var reply []any
 	err := q.do("queueing "+e.URL, func(ctx context.Context) error {
 		var err error
-		code, err = enqueueScript.Run(ctx, q.s.client, []string{k.queue, k.seen}, sum[:16], encodeEntry(0, e), limit,
-			q.s.opts.CrawlIdle.Milliseconds()).Int64()
+		reply, err = enqueueScript.Run(ctx, q.s.client, []string{k.queue, k.seen, k.generation}, sum[:16], encodeEntry(0, e), limit,
+			q.s.opts.CrawlIdle.Milliseconds(), q.generation(key), newGeneration()).Slice()
 		return err
 	})
 	if err != nil {
+		return 0, err
+	}
+	code := toInt(reply, 0)
+	if err := q.answered(key, code, toString(reply, 1)); err != nil {
 		return 0, err
 	}
 	switch code {
@@ -193,14 +152,24 @@ func (q *Queue) list(key string) error {
 	if listed {
 		return nil
 	}
+	// A first contact with an origin's queue takes the generation it finds there, whichever it
+	// is: the crawl's own mark, checked first, tells a crawl that lost its data from a new one.
+	var started int64
 	if err := q.do("listing the origin "+key, func(ctx context.Context) error {
+		var err error
+		if started, err = q.s.client.Exists(ctx, q.s.prefix+"started").Result(); err != nil || (started == 0 && q.inited.Load()) {
+			return err
+		}
 		p := q.s.client.TxPipeline()
 		p.SAdd(ctx, q.s.prefix+"origins", key)
 		p.PExpire(ctx, q.s.prefix+"origins", q.s.opts.CrawlIdle)
-		_, err := p.Exec(ctx)
+		_, err = p.Exec(ctx)
 		return err
 	}); err != nil {
 		return err
+	}
+	if started == 0 && q.inited.Load() {
+		return q.s.noteLost(&LostError{URL: q.s.url, What: "the crawl (" + q.s.prefix + "started)"})
 	}
 	q.mu.Lock()
 	q.listed[key] = true
@@ -212,24 +181,28 @@ func (q *Queue) list(key string) error {
 func (q *Queue) GetRequest(key string) (frontier.Entry, bool, error) {
 	k := q.s.crawlKeysOf(key)
 	id := q.s.id + "q" + strconv.FormatUint(q.nextID.Add(1), 10)
-	var reply []string
+	var reply []any
 	err := q.do("taking a URL of "+key, func(ctx context.Context) error {
 		var err error
-		reply, err = takeScript.Run(ctx, q.s.client, []string{k.queue, k.taken}, id, q.s.opts.LeaseExpiry.Microseconds(),
-			q.s.opts.CrawlIdle.Milliseconds()).StringSlice()
+		reply, err = takeScript.Run(ctx, q.s.client, []string{k.queue, k.taken, k.generation}, id, q.s.opts.LeaseExpiry.Microseconds(),
+			q.s.opts.CrawlIdle.Milliseconds(), q.generation(key), newGeneration()).Slice()
 		return err
 	})
-	if err != nil || len(reply) < 2 {
+	if err != nil {
 		return frontier.Entry{}, false, err
 	}
-	handedOut, e, err := decodeEntry(reply[0])
+	if err := q.answered(key, toInt(reply, 0), toString(reply, 1)); err != nil || len(reply) < 4 {
+		return frontier.Entry{}, false, err
+	}
+	entry, member := toString(reply, 2), toString(reply, 3)
+	handedOut, e, err := decodeEntry(entry)
 	if err != nil {
 		// Not ours to fetch, and not to be handed out again: acknowledge it and say so.
-		q.release(key, reply[1])
+		q.release(key, member)
 		return frontier.Entry{}, false, fmt.Errorf("redisstore: the queue of %s held an entry it cannot read (%v); it was dropped", key, err)
 	}
 	q.mu.Lock()
-	q.held[key+"\n"+e.URL] = append(q.held[key+"\n"+e.URL], reply[1])
+	q.held[key+"\n"+e.URL] = append(q.held[key+"\n"+e.URL], member)
 	q.mu.Unlock()
 	if handedOut > 0 {
 		q.reused.Add(1)
@@ -351,11 +324,12 @@ func (q *Queue) beat(ctx context.Context) {
 		}
 	}
 	q.mu.Unlock()
+	if q.s.lostErr() != nil {
+		return
+	}
 	exists, err := q.s.client.Exists(ctx, q.s.prefix+"started").Result()
 	if err == nil && exists == 0 {
-		if !q.lost.Swap(true) {
-			q.s.log.Error(ErrCrawlLost.Error(), "redis", q.s.url, "prefix", q.s.prefix)
-		}
+		q.s.noteLost(&LostError{URL: q.s.url, What: "the crawl (" + q.s.prefix + "started)"})
 		return
 	}
 	_, err = q.s.client.Pipelined(ctx, func(p redis.Pipeliner) error {

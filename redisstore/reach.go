@@ -55,19 +55,26 @@ type reach struct {
 }
 
 // do runs op until it succeeds, fails for another reason than reaching Redis, ctx ends, or the
-// outage has lasted wait; then it returns an *UnavailableError.
+// outage has lasted wait; then it returns an *UnavailableError. Each attempt runs under a
+// deadline at the end of the wait (counted from the attempt's start when no outage is under
+// way), so that a server that holds the connection without answering — frozen, or behind a
+// network that drops packets — is given up on time, on a client with ContextTimeoutEnabled.
+// An outage begins when its first failed attempt began.
 func (r *reach) do(ctx context.Context, what string, op func(ctx context.Context) error) error {
 	delay := firstRetry
 	for {
-		err := op(ctx)
+		began := time.Now()
+		actx, cancel := context.WithDeadline(ctx, r.deadline(began))
+		err := op(actx)
+		cancel()
 		if err == nil || !transient(err) {
 			r.answered()
-			return err
+			return r.explain(err)
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("redisstore: %s: %w", what, ctxErr)
 		}
-		since, left := r.failed(err)
+		since, left := r.failed(err, began)
 		if left <= 0 {
 			return &UnavailableError{URL: r.url, Op: what, Since: since, Wait: r.wait, Err: err}
 		}
@@ -82,13 +89,42 @@ func (r *reach) do(ctx context.Context, what string, op func(ctx context.Context
 	}
 }
 
-// failed records a failure and returns when the outage began and how much of the wait is left.
-func (r *reach) failed(err error) (time.Time, time.Duration) {
+// deadline is when an attempt that begins at began must have ended: the end of the wait of the
+// outage under way, or of one that would begin with it.
+func (r *reach) deadline(began time.Time) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.since.IsZero() {
+		return r.since.Add(r.wait)
+	}
+	return began.Add(r.wait)
+}
+
+// explain turns the answers of a server that cannot serve the store, whatever the wait, into
+// errors that say what to change: a cluster node given as a server, a refused user or password.
+func (r *reach) explain(err error) error {
+	var re redis.Error
+	if err == nil || !errors.As(err, &re) {
+		return err
+	}
+	msg := re.Error()
+	switch {
+	case strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK "):
+		return &ClusterError{URL: r.url, Err: err}
+	case strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "NOPERM"):
+		return &AuthError{URL: r.url, Err: err}
+	}
+	return err
+}
+
+// failed records a failure of an attempt that began at began, and returns when the outage began
+// and how much of the wait is left.
+func (r *reach) failed(err error, began time.Time) (time.Time, time.Duration) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.since.IsZero() {
-		r.since = now
+		r.since = began
 		r.log.Warn("redisstore: Redis cannot be reached; nothing that needs it goes ahead until it answers",
 			"redis", r.url, "err", err, "wait", r.wait)
 	}
@@ -109,6 +145,12 @@ func (r *reach) answered() {
 // transient reports whether err means Redis could not be reached or could not serve yet (and may
 // after a while), as opposed to an answer that will not change (a script error, a wrong type).
 func transient(err error) bool {
+	var ee *EvictionError
+	var ce *ClusterError
+	var ae *AuthError
+	if errors.As(err, &ee) || errors.As(err, &ce) || errors.As(err, &ae) {
+		return false
+	}
 	if errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, redis.ErrClosed) {
 		return false
 	}

@@ -20,7 +20,7 @@ const subscribeTimeout = 2 * time.Second
 // freed with the origin's budget key for every message. One connection serves them all; it is
 // opened at the first wait for a place.
 type wakeups struct {
-	client *redis.Client
+	client redis.UniversalClient
 	freed  func(budget string)
 	log    *slog.Logger
 
@@ -30,7 +30,7 @@ type wakeups struct {
 	closed bool
 }
 
-func newWakeups(client *redis.Client, freed func(string), log *slog.Logger) *wakeups {
+func newWakeups(client redis.UniversalClient, freed func(string), log *slog.Logger) *wakeups {
 	return &wakeups{client: client, freed: freed, log: log, count: map[string]int{}}
 }
 

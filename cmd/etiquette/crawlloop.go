@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -85,7 +84,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	case err != nil:
 		return exitNo, r, withRedisHint(err)
 	case sum.Pages == 0:
-		return exitNo, r, errors.New("no page could be fetched; the lines on stdout say why")
+		return exitNo, r, o.nothingFetched(sum)
 	case repErr != nil:
 		return exitNo, r, repErr
 	}

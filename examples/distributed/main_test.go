@@ -20,17 +20,21 @@ import (
 // TestTwoProcessesCrawlAsOne builds the example, starts a private Redis and runs two processes of
 // one crawl against a recording site, and checks from what the site received that they crawled
 // as one crawler: robots.txt and the sitemap read once, each page requested once, 3 starts per
-// second and 2 in flight for the two together — and that both did part of the work.
+// second and 2 in flight for the two together — and that both did part of the work. It does so
+// on one Redis server and on a Redis Cluster of three masters.
 func TestTwoProcessesCrawlAsOne(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the example and crawls 20 pages in real time (about 7 s)")
+		t.Skip("builds the example and crawls 20 pages in real time (about 7 s), twice")
 	}
 	bin := filepath.Join(t.TempDir(), "distributed")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv := redistest.Start(t)
+	t.Run("one server", func(t *testing.T) { twoProcessesCrawlAsOne(t, bin, redistest.Start(t).URL()) })
+	t.Run("a cluster", func(t *testing.T) { twoProcessesCrawlAsOne(t, bin, redistest.StartCluster(t).URL()) })
+}
 
+func twoProcessesCrawlAsOne(t *testing.T, bin, redisURL string) {
 	site := etiquettetest.NewSite()
 	defer site.Close()
 	shop := site.NewOrigin()
@@ -52,7 +56,7 @@ func TestTwoProcessesCrawlAsOne(t *testing.T) {
 	var procs []*exec.Cmd
 	var outs []*bytes.Buffer
 	for range 2 {
-		cmd := exec.Command(bin, "-redis", srv.URL(), "-crawl", "example-test", shop.URL+"/")
+		cmd := exec.Command(bin, "-redis", redisURL, "-crawl", "example-test", shop.URL+"/")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {

@@ -1,6 +1,8 @@
-// Package redistest starts a private redis-server for a test: on a free loopback port, in a
-// temporary directory, stopped when the test ends. Stop and Restart let a test cut Redis off
-// mid-run and bring it back with its data, as an outage of a Redis that persists would.
+// Package redistest starts a private redis-server for a test — or a Redis Cluster of three
+// masters ([StartCluster]) — on free loopback ports, in a temporary directory, stopped when the
+// test ends. Stop and Restart let a test cut Redis off mid-run and bring it back with its data,
+// as an outage of a Redis that persists would; Crash and Restart bring it back empty, as a
+// restart without persistence does; Freeze and Thaw stop it answering without closing anything.
 //
 // It works from plain tests and from Ginkgo (pass GinkgoT()): both satisfy [TB].
 package redistest
@@ -16,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,8 +45,9 @@ type Server struct {
 	// Addr is the server's host:port on loopback.
 	Addr string
 
-	t   TB
-	dir string
+	t     TB
+	dir   string
+	extra []string // more redis-server arguments (cluster mode)
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -55,15 +59,22 @@ type Server struct {
 // It fails the test, saying how to install it, when redis-server is not on the PATH.
 func Start(t TB) *Server {
 	t.Helper()
+	return start(t, t.TempDir(), nil)
+}
+
+// start runs a server in dir with the extra arguments. A cluster node also binds its port +
+// 10000 (the cluster bus), which must be free too.
+func start(t TB, dir string, extra []string) *Server {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redistest: redis-server is not installed (%v); install it with `apt-get install redis-server` "+
 			"(or `brew install redis`) so that the Redis tests can start their own server", err)
 		return nil
 	}
-	s := &Server{t: t, dir: t.TempDir()}
+	s := &Server{t: t, dir: dir, extra: extra}
 	var last error
-	for range 5 { // another process may take the free port between asking and binding
-		port, err := freePort()
+	for range 10 { // another process may take the free port between asking and binding
+		port, err := freePort(extra != nil)
 		if err != nil {
 			t.Fatalf("redistest: no free loopback port: %v", err)
 			return nil
@@ -129,8 +140,12 @@ func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, port, _ := net.SplitHostPort(s.Addr)
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "no", "--logfile", "", "--daemonize", "no")
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "", "--appendonly", "no", "--logfile", "", "--daemonize", "no"}, s.extra...)
+	for i, a := range args {
+		args[i] = strings.ReplaceAll(a, "PORT", port)
+	}
+	cmd := exec.Command("redis-server", args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
@@ -192,11 +207,55 @@ func (s *Server) kill() {
 	s.cmd = nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// Crash kills the server without saving: Restart then brings it back empty, as a Redis without
+// persistence comes back from a crash or a restart.
+func (s *Server) Crash() {
+	s.t.Helper()
+	s.kill()
+}
+
+// Freeze stops the server process (SIGSTOP): connections stay open and commands get no answer,
+// as with a hung server or a network that drops packets, until Thaw.
+func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server run again (SIGCONT).
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.t.Fatalf("redistest: the server on %s is not running", s.Addr)
+		return
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redistest: %v to the server on %s: %v", sig, s.Addr, err)
+	}
+}
+
+// freePort returns a free loopback port; with bus, one whose port + 10000 is free too.
+func freePort(bus bool) (int, error) {
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if !bus {
+			l.Close()
+			return port, nil
+		}
+		if port+10000 > 65535 {
+			l.Close()
+			continue
+		}
+		b, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
+		l.Close()
+		if err == nil {
+			b.Close()
+			return port, nil
+		}
+	}
+	return 0, errors.New("no port P with P+10000 free among 20 tries")
 }
