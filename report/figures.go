@@ -172,7 +172,7 @@ type Origin struct {
 type RateChange struct {
 	At     time.Time
 	Rate   float64 // starts per second from At on
-	Reason string  // "after a 429", "recovering after 10 successes", "lowered by an earlier crawl"
+	Reason string  // "after a 429", "recovering after 10 successes", "after an earlier crawl's 429"
 }
 
 // Wait sums the waits of one reason.

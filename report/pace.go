@@ -15,6 +15,9 @@ import (
 // hostclock keeps it unexported; the report states the same rule.
 const minRateFactor = 1.0 / 8
 
+// earlierCrawl is the reason of a rate an earlier crawl left lowered; it holds from the start.
+const earlierCrawl = "after an earlier crawl's 429"
+
 // pace replays the host clock's rate rule for one origin from its events. The events carry the
 // outcomes the clock learns from, not the rate itself, so the report follows the rule of
 // hostclock.Local with its default RecoverAfter; a clock configured otherwise, or a shared one
@@ -29,7 +32,7 @@ func (p *pace) start(f *Origin, at time.Time, rate float64) {
 	p.factor = 1
 	if rate > 0 && rate < f.Budget {
 		p.factor = rate / f.Budget
-		f.Lowered = append(f.Lowered, RateChange{At: at, Rate: rate, Reason: "lowered by an earlier crawl"})
+		f.Lowered = append(f.Lowered, RateChange{At: at, Rate: rate, Reason: earlierCrawl})
 	}
 }
 

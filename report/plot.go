@@ -233,6 +233,9 @@ func budgetSteps(o Origin, secs func(time.Time) float64, xMax float64) plotter.X
 	pts := plotter.XYs{{X: 0, Y: o.Budget}}
 	for _, c := range o.Lowered {
 		x := min(max(secs(c.At), 0), xMax)
+		if c.Reason == earlierCrawl {
+			x = 0 // the rate held before the origin's first event
+		}
 		if last := &pts[len(pts)-1]; last.X == x {
 			last.Y = c.Rate // two changes at once: the later one holds
 			continue

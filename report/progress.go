@@ -36,6 +36,7 @@ const progressEvery = 250 * time.Millisecond
 type Progress struct {
 	mu      sync.Mutex
 	done    map[string]int
+	labels  map[string]string // origin → name ([Progress.Name])
 	pending func() map[string]Pending
 	w       *os.File
 	bar     *progressbar.ProgressBar // nil when not drawing
@@ -100,7 +101,7 @@ func (p *Progress) draw() {
 			width = 100 // a terminal that does not say its width
 		}
 		p.mu.Lock()
-		line := progressLine(p.done, pending, width-30) // room for the spinner and the clock
+		line := progressLine(named(p.done, p.labels), named(pending, p.labels), width-30) // room for the spinner and the clock
 		p.mu.Unlock()
 		p.bar.Describe(line)
 		select {

@@ -113,7 +113,7 @@ func TestTheBudgetLineShowsTheLoweredRate(t *testing.T) {
 	}
 	// A crawl that begins where an earlier one left the rate starts from there.
 	r = report.Summarize(evs[3:], nil, report.Options{StartRates: map[string]float64{"a.test": 1.5}})
-	if l := r.Origins[0].Lowered; len(l) != 2 || l[0].Rate != 1.5 || l[0].Reason != "lowered by an earlier crawl" || l[1].Rate != 1.875 {
+	if l := r.Origins[0].Lowered; len(l) != 2 || l[0].Rate != 1.5 || l[0].Reason != "after an earlier crawl's 429" || l[1].Rate != 1.875 {
 		t.Errorf("Lowered from a start rate of 1.5 = %+v", l)
 	}
 	if l := report.Summarize(evs[3:], nil, report.Options{}).Origins[0].Lowered; l != nil {

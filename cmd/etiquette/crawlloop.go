@@ -49,7 +49,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	defer stopDoor()
 
 	fmt.Fprintf(e.stderr, "etiquette: crawling %d start URL(s) as %q\n", len(starts), door.UserAgent())
-	progress := startProgress(e, f)
+	progress := startProgress(e, f, o.reportNames.Labels)
 	bus.Subscribe(progress.Record)
 	sum, err := crawler.Run(ctx, crawler.Config{
 		Client:   door.Client(),
@@ -65,6 +65,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		LastmodTrust:    o.lastmodTrustOption(),
 		Report:          out.result,
 		Grace:           drainTime,
+		Logger:          policy.Logger,
 	})
 	interrupted := ctx.Err() != nil
 	progress.Close()

@@ -26,7 +26,8 @@ type crawlReport struct {
 // newCrawlReport starts the report o asks for, measured against the policy's budget. A report
 // directory that cannot be created is a usage error naming --report.
 func newCrawlReport(o crawlOptions, p politeness.Policy) (*crawlReport, error) {
-	ro := report.Options{Rate: p.Rate, AuthorizedRates: p.AuthorizedRates}
+	ro := o.reportNames
+	ro.Rate, ro.AuthorizedRates = p.Rate, p.AuthorizedRates
 	switch {
 	case o.reportDir != "":
 		d, err := report.Create(o.reportDir, ro)
@@ -70,16 +71,19 @@ func (r *crawlReport) close() (*report.Report, error) {
 }
 
 // startProgress draws the crawl's progress line on stderr when stderr is a terminal (and nothing
-// otherwise, tests included), with the frontier's queued and in-progress counts per origin.
-func startProgress(e env, f *frontier.Frontier) *report.Progress {
+// otherwise, tests included), with the frontier's queued and in-progress counts per origin, the
+// origins named by labels (the demo's) where they have one.
+func startProgress(e env, f *frontier.Frontier, labels map[string]string) *report.Progress {
 	file, _ := e.stderr.(*os.File)
-	return report.NewProgress(file, func() map[string]report.Pending {
+	p := report.NewProgress(file, func() map[string]report.Pending {
 		m := map[string]report.Pending{}
 		for _, st := range f.Stats() {
 			m[st.Origin] = report.Pending{Queued: st.Queued, Waiting: st.InProgress}
 		}
 		return m
 	})
+	p.Name(labels)
+	return p
 }
 
 // showReport writes r as text to w and, when it was also written to dir (--report), says on

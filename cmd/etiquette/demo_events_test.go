@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestDemoEventStreamSpec(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	code, err := demoOn(context.Background(), env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}, site, 1, dir)
+	code, err := demoOn(context.Background(), env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}, site, 1, dir, slog.New(slog.DiscardHandler))
 	if code != exitOK || err != nil {
 		t.Fatalf("demo --report: exit %d, %v; stderr:\n%s", code, err, errOut.String())
 	}
