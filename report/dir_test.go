@@ -91,7 +91,7 @@ func TestWriteDir(t *testing.T) {
 	}
 	text := string(page)
 	for _, s := range []string{"a.test", "b.test:8080", "answered 503", "budget: 3 starts/s", "pause: Retry-After",
-		"start: 429/503 or failure, re-sent", "from the cache, no request", "wait: the rate budget", `href="events.jsonl"`} {
+		"start: answered 429/5xx or failed (re-sent or given up)", "from the cache, no request", "wait: the rate budget", `href="events.jsonl"`} {
 		if !strings.Contains(text, s) {
 			t.Errorf("index.html lacks %q", s)
 		}

@@ -19,11 +19,12 @@
 //
 // # The timeline
 //
-// One plot per origin, x in seconds since the crawl's first event. The black step line counts
-// the request starts in the last second; the dashed red line is the budget (3 starts per second
-// unless [Options] say otherwise), so a polite crawl never rises above it. Each start is a dot
-// on that line, coloured by its outcome: a full answer (cache miss), a 304 that let the cache
-// serve its copy, a request outside the cache, or a 429/503 that was re-sent. Below the axis,
+// One plot per origin, x in seconds since the crawl's first event, on one axis for every origin
+// of the page. The black step line counts the request starts in the last second; the dashed red
+// line is the budget (3 starts per second unless [Options] say otherwise), stepping down where a
+// 429 lowered the rate the door allowed ([Origin.Lowered]). Each start is a dot on that line,
+// coloured by its outcome: a full answer (cache miss), a 304 that let the cache serve its copy, a
+// request outside the cache, or a 429/5xx or failure, re-sent or given up. Below the axis,
 // each wait for a start slot is a bar from when the request asked to when it was granted,
 // coloured by the reason; answers served from the cache without a request are dots on the
 // bottom row. A pause the site asked for with Retry-After is a red shaded span, a backoff pause

@@ -24,6 +24,25 @@ type Options struct {
 	// AuthorizedRates are higher rates for some budget keys (host[:port]), as
 	// politeness.Policy.AuthorizedRates.
 	AuthorizedRates map[string]float64
+
+	// Labels name origins (budget keys) after what they are ("blog"): the report shows such an
+	// origin as "blog (127.0.0.1:8080)". An origin without a label shows its key alone.
+	Labels map[string]string
+	// About, when not empty, opens the HTML page: sentences that say what was crawled (the demo
+	// says what each origin of its site shows). The text report does not print it.
+	About string
+	// StartRates are the rates origins' clocks already ran at when the crawl began, where an
+	// earlier crawl through the same clock lowered them after a 429 (hostclock.Local.Stats'
+	// Rate). An origin not listed starts at its budget.
+	StartRates map[string]float64
+}
+
+// name is how the report shows the origin key.
+func (o Options) name(key string) string {
+	if l := o.Labels[key]; l != "" {
+		return l + " (" + key + ")"
+	}
+	return key
 }
 
 func (o Options) budget(key string) float64 {
@@ -127,12 +146,19 @@ type Report struct {
 	Start, End time.Time // the first and the last event
 	Events     int       // events read
 	Origins    []Origin  // sorted by Origin
+	About      string    // Options.About
 }
 
 // Origin holds the figures of one origin (budget key). Maps are nil when they would be empty.
 type Origin struct {
 	Origin string  // the budget key, host[:port]
+	Name   string  // how the report shows it: "blog (127.0.0.1:8080)" with a label ([Options]), else Origin
 	Budget float64 // the starts per second allowed ([Options])
+	// Lowered lists the changes of the rate the door allowed below Budget: each 429 halves it
+	// (hostclock.PenaltyFactor, down to an eighth), and each run of hostclock.DefaultRecoverAfter
+	// successes after it raises it by hostclock.RecoverStep, back up to Budget. The report
+	// replays that rule of the local host clock from the events; nil when the rate never fell.
+	Lowered []RateChange
 
 	// Requests counts the requests the site received: every request the door sent, robots.txt
 	// and retries included. Answers from the cache alone (fresh, stale) are not requests; nor is
@@ -152,8 +178,10 @@ type Origin struct {
 	// marks of the origin.
 	BusiestSecond int
 
-	Statuses map[int]int // answers of the site by status; a 304 shows as the cache's "revalidated"
-	Retries  int         // requests re-sent after a 429, a 503 or a transient error
+	// Statuses counts the answers of the site by status. A revalidation counts as the 304 the
+	// site sent, not as the 200 the cache made of it with its stored copy.
+	Statuses map[int]int
+	Retries  int // requests re-sent after a 429, a 503 or a transient error
 	Waits    map[string]Wait
 	Robots   Robots
 	// RetryAfter sums the pauses the site asked for with Retry-After (Paused events with reason
@@ -169,6 +197,13 @@ type Origin struct {
 	Notices             map[string]int // other notices (latency, truncated, cache-corrupt, …) by reason
 
 	timeline timeline
+}
+
+// RateChange is a change of the rate the door allowed an origin.
+type RateChange struct {
+	At     time.Time
+	Rate   float64 // starts per second from At on
+	Reason string  // "after a 429", "recovering after 10 successes", "after an earlier crawl's 429"
 }
 
 // Wait sums the waits of one reason.

@@ -287,7 +287,7 @@ func TestWriteTextNamesEveryFigure(t *testing.T) {
 	if err := report.Summarize(evs, &found, report.Options{}).WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"a.test\n", "requests     3 (1 of them re-sent)", "within the budget of 3/s", "statuses     200 2, 429 1",
+	for _, s := range []string{"a.test\n", "requests     3 (1 of them re-sent)", "within the budget of 3/s", "statuses     200 1, 304 1 (revalidated: the cache's copy served), 429 1",
 		"waits        retry-after 1 (2.0 s)", `blocked 1 by line 6 "Disallow: /drafts/" ×1`, "Retry-After 1 (2.0 s), 1 honoured",
 		"revalidated 1", "10 B the site did not send", "refused: analytics 1", "found via    sitemap 1"} {
 		if !strings.Contains(b.String(), s) {

@@ -4,10 +4,13 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"image/color"
 	"io"
+	"slices"
+	"time"
 )
 
 var page = template.Must(template.New("index.html").Parse(`<!doctype html>
@@ -16,7 +19,7 @@ var page = template.Must(template.New("index.html").Parse(`<!doctype html>
 <meta charset="utf-8">
 <title>etiquette report</title>
 <style>
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 68em; padding: 0 1em; color: #222; }
+body { font: 15px/1.45 {{.Font}}; margin: 2em auto; max-width: 68em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 2.2em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; } th { text-align: left; font-weight: 600; padding-right: 1.5em; vertical-align: top; }
 td { padding: .1em 0; } svg { width: 100%; height: auto; }
@@ -27,7 +30,8 @@ ul.legend { list-style: none; padding: 0; font-size: .85em; } ul.legend li { dis
 </head>
 <body>
 <h1>etiquette report</h1>
-<p>{{.Headline}}. The raw events are in <a href="events.jsonl">events.jsonl</a>.</p>
+{{if .About}}<p class="about">{{.About}}</p>
+{{end}}<p>{{.Headline}}. The raw events are in <a href="events.jsonl">events.jsonl</a>.</p>
 {{range .Origins}}
 <h2>{{.Name}}</h2>
 <table>
@@ -38,7 +42,7 @@ ul.legend { list-style: none; padding: 0; font-size: .85em; } ul.legend li { dis
 {{.SVG}}
 <figcaption><ul class="legend">
 <li><span class="sw" style="background:#000;height:2px"></span>starts in the last second</li>
-<li><span class="sw" style="background:#d62728;height:2px"></span>budget: {{.Budget}} starts/s</li>
+<li><span class="sw" style="background:{{.BudgetColor}};height:2px"></span>{{.BudgetLabel}}</li>
 {{range .Legend}}<li><span class="sw" style="background:{{.Color}}"></span>{{.Label}}</li>
 {{end}}</ul></figcaption>
 </figure>{{end}}
@@ -48,17 +52,20 @@ ul.legend { list-style: none; padding: 0; font-size: .85em; } ul.legend li { dis
 `))
 
 type htmlPage struct {
+	Font     template.CSS
+	About    string
 	Headline string
 	Origins  []htmlOrigin
 }
 
 type htmlOrigin struct {
-	Name   string
-	Lines  []figure
-	Over   bool
-	Budget float64
-	SVG    template.HTML
-	Legend []htmlSwatch
+	Name        string
+	Lines       []figure
+	Over        bool
+	BudgetLabel string
+	BudgetColor template.CSS
+	SVG         template.HTML
+	Legend      []htmlSwatch
 }
 
 // figure's fields are unexported; the template reads them through these.
@@ -74,11 +81,17 @@ type htmlSwatch struct {
 // or image to fetch; each origin's timeline is inline SVG drawn with gonum.org/v1/plot. The page
 // links events.jsonl beside it, as [Create] and [WriteDir] write it.
 func (r *Report) WriteHTML(w io.Writer) error {
-	data := htmlPage{Headline: r.headline()}
+	data := htmlPage{Font: template.CSS(fontStack), About: r.About, Headline: r.headline()}
+	// Every origin's timeline has the same x axis, so the plots of one page can be compared.
+	end := r.End
 	for _, o := range r.Origins {
-		h := htmlOrigin{Name: o.Origin, Lines: o.lines(), Over: float64(o.BusiestSecond) > o.Budget, Budget: o.Budget}
+		end = maxTime(end, o.timeline.last())
+	}
+	for _, o := range r.Origins {
+		h := htmlOrigin{Name: o.title(), Lines: o.lines(r.Start), Over: float64(o.BusiestSecond) > o.Budget,
+			BudgetLabel: budgetLabel(o), BudgetColor: cssColor(budgetColor)}
 		if len(o.timeline.starts)+len(o.timeline.hits)+len(o.timeline.waits)+len(o.timeline.pauses) > 0 {
-			svg, legend, err := svgTimeline(o, r.Start, r.End)
+			svg, legend, err := svgTimeline(o, r.Start, end)
 			if err != nil {
 				return fmt.Errorf("report: the timeline of %s: %w", o.Origin, err)
 			}
@@ -92,6 +105,24 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		data.Origins = append(data.Origins, h)
 	}
 	return page.Execute(w, data)
+}
+
+// budgetLabel is the legend of the budget line: the budget, and the lowest rate the door
+// allowed when a 429 lowered it.
+func budgetLabel(o Origin) string {
+	s := fmt.Sprintf("budget: %g starts/s", o.Budget)
+	if len(o.Lowered) == 0 {
+		return s
+	}
+	low := slices.MinFunc(o.Lowered, func(a, b RateChange) int { return cmp.Compare(a.Rate, b.Rate) })
+	return s + fmt.Sprintf(", lowered to %.3g/s %s", low.Rate, low.Reason)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func cssColor(c color.NRGBA) template.CSS {

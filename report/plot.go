@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -25,32 +26,44 @@ type swatch struct {
 	color      color.NRGBA
 }
 
-// outcomeColors colour the request starts; waitColors the wait bars; pauseColors the pauses.
+// outcomeColors colour the request starts; hitColor the answers from the cache; waitColors the
+// wait bars; pauseColors the pauses. The dots' colours (Okabe and Ito's palette, with a grey)
+// differ in lightness as well as hue, so readers with red-green colour blindness tell them apart
+// too: see TestDotColoursAreDistinguishable.
 var (
 	outcomeColors = []swatch{
-		{cacheMiss, "start: full answer (cache miss)", color.NRGBA{31, 119, 180, 255}},
-		{"revalidated", "start: 304, the cache's copy served", color.NRGBA{44, 160, 44, 255}},
-		{outcomeUncached, "start: outside the cache", color.NRGBA{127, 127, 127, 255}},
-		{outcomeRetried, "start: 429/503 or failure, re-sent", color.NRGBA{214, 39, 40, 255}},
+		{cacheMiss, "start: full answer (cache miss)", color.NRGBA{0, 114, 178, 255}},
+		{cacheRevalidated, "start: 304, the cache's copy served", color.NRGBA{86, 180, 233, 255}},
+		{outcomeUncached, "start: outside the cache", color.NRGBA{120, 120, 120, 255}},
+		{outcomeRetried, "start: answered 429/5xx or failed (re-sent or given up)", color.NRGBA{213, 94, 0, 255}},
 	}
-	hitColor   = swatch{cacheFresh, "from the cache, no request", color.NRGBA{188, 189, 34, 255}}
+	hitColor   = swatch{cacheFresh, "from the cache, no request", color.NRGBA{240, 228, 66, 255}}
 	waitColors = []swatch{
-		{"rate", "wait: the rate budget", color.NRGBA{148, 103, 189, 255}},
-		{reasonRetryAfter, "wait: Retry-After", color.NRGBA{214, 39, 40, 255}},
+		{"rate", "wait: the rate budget", color.NRGBA{117, 112, 179, 255}},
+		{reasonRetryAfter, "wait: Retry-After", color.NRGBA{213, 94, 0, 255}},
 		{"backoff", "wait: backoff", color.NRGBA{140, 86, 75, 255}},
-		{"crawl-delay", "wait: Crawl-delay", color.NRGBA{23, 190, 207, 255}},
-		{"concurrency", "wait: 2 in flight", color.NRGBA{227, 119, 194, 255}},
-		{reasonRobots, "wait: robots.txt", color.NRGBA{255, 127, 14, 255}},
-		{"latency", "wait: slow answers", color.NRGBA{188, 189, 34, 255}},
+		{"crawl-delay", "wait: Crawl-delay", color.NRGBA{0, 158, 115, 255}},
+		{"concurrency", "wait: 2 in flight", color.NRGBA{204, 121, 167, 255}},
+		{reasonRobots, "wait: robots.txt", color.NRGBA{230, 159, 0, 255}},
+		{"latency", "wait: slow answers", color.NRGBA{60, 60, 60, 255}},
 	}
-	otherWait   = swatch{"", "wait: other", color.NRGBA{127, 127, 127, 255}}
+	otherWait   = swatch{"", "wait: other", color.NRGBA{170, 170, 170, 255}}
 	pauseColors = []swatch{
-		{reasonRetryAfter, "pause: Retry-After", color.NRGBA{214, 39, 40, 50}},
+		{reasonRetryAfter, "pause: Retry-After", color.NRGBA{213, 94, 0, 50}},
 		{"", "pause: backoff or give-up", color.NRGBA{140, 86, 75, 50}},
 	}
 	countColor  = color.NRGBA{0, 0, 0, 255}
 	budgetColor = color.NRGBA{214, 39, 40, 255}
+	hitRim      = color.NRGBA{140, 130, 0, 255} // a pale dot needs a rim on white
 )
+
+// outcomeSwatch is the colour of a start: an answer given up on is drawn as one re-sent.
+func outcomeSwatch(outcome string) swatch {
+	if outcome == outcomeFailed {
+		outcome = outcomeRetried
+	}
+	return colorOf(outcomeColors, outcome, outcomeColors[2])
+}
 
 func colorOf(list []swatch, key string, otherwise swatch) swatch {
 	if i := slices.IndexFunc(list, func(s swatch) bool { return s.key == key }); i >= 0 {
@@ -58,6 +71,10 @@ func colorOf(list []swatch, key string, otherwise swatch) swatch {
 	}
 	return otherwise
 }
+
+// fontStack is the typeface of the page and of its plots: Liberation Sans, which gonum measures
+// the plots' text with, then Arial, its metric twin, then the browser's sans-serif.
+const fontStack = "'Liberation Sans', Arial, Helvetica, sans-serif"
 
 // Plot geometry in data units below the count axis: each wait lane is laneStep high; the cache
 // row sits under the lanes.
@@ -87,6 +104,9 @@ func svgTimeline(o Origin, zero, end time.Time) (string, []swatch, error) {
 	if i := strings.Index(svg, "<svg"); i >= 0 {
 		svg = svg[i:]
 	}
+	// gonum names the one family it measured the text with; where a browser lacks it, Arial
+	// (of the same metrics) or the page's sans-serif stands in, as for the page's own text.
+	svg = strings.ReplaceAll(svg, "font-family:Liberation Sans;", "font-family:"+fontStack+";")
 	return svg, used, nil
 }
 
@@ -100,7 +120,13 @@ func timelinePlot(o Origin, zero, end time.Time) (*plot.Plot, []swatch, error) {
 	for _, f := range []*vg.Length{&p.X.Label.TextStyle.Font.Size, &p.Y.Label.TextStyle.Font.Size} {
 		*f = 10
 	}
-	p.X.Min, p.X.Max = 0, max(secs(end), 1)
+	// The page's typeface, not gonum's default serif (see fontStack).
+	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
+		f.Typeface, f.Variant = "Liberation", "Sans"
+	}
+	xMax := max(secs(end), 1)
+	p.X.Min, p.X.Max = 0, xMax
 	var used []swatch
 
 	starts := slices.Clone(t.starts)
@@ -150,17 +176,18 @@ func timelinePlot(o Origin, zero, end time.Time) (*plot.Plot, []swatch, error) {
 		line.Color, line.Width = countColor, vg.Points(0.8)
 		p.Add(line)
 	}
-	budget, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: o.Budget}, {X: p.X.Max, Y: o.Budget}})
+	budget, err := plotter.NewLine(budgetSteps(o, secs, xMax))
 	if err != nil {
 		return nil, nil, err
 	}
+	budget.StepStyle = plotter.PostStep
 	budget.Color, budget.Width, budget.Dashes = budgetColor, vg.Points(1.2), []vg.Length{vg.Points(5), vg.Points(3)}
 	p.Add(budget)
 
 	for _, sw := range outcomeColors {
 		var pts plotter.XYs
 		for i, s := range starts {
-			if colorOf(outcomeColors, s.outcome, outcomeColors[2]) == sw {
+			if outcomeSwatch(s.outcome) == sw {
 				pts = append(pts, plotter.XY{X: secs(s.at), Y: float64(counts[i])})
 			}
 		}
@@ -178,6 +205,9 @@ func timelinePlot(o Origin, zero, end time.Time) (*plot.Plot, []swatch, error) {
 	if err := addMarks(p, hits, hitColor.color); err != nil {
 		return nil, nil, err
 	}
+	if err := addRims(p, hits, hitRim); err != nil {
+		return nil, nil, err
+	}
 	if len(hits) > 0 {
 		used = append(used, hitColor)
 	}
@@ -191,7 +221,28 @@ func timelinePlot(o Origin, zero, end time.Time) (*plot.Plot, []swatch, error) {
 		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	// Add widened the x range to the data (a count falls back a second after the last start);
+	// every origin of a report shares 0 to end, which covers all of them (timeline.last).
+	p.X.Min, p.X.Max = 0, xMax
 	return p, used, nil
+}
+
+// budgetSteps is the budget line: the budget, stepping down and up where the door lowered the
+// rate after a 429 (Origin.Lowered), to xMax.
+func budgetSteps(o Origin, secs func(time.Time) float64, xMax float64) plotter.XYs {
+	pts := plotter.XYs{{X: 0, Y: o.Budget}}
+	for _, c := range o.Lowered {
+		x := min(max(secs(c.At), 0), xMax)
+		if c.Reason == earlierCrawl {
+			x = 0 // the rate held before the origin's first event
+		}
+		if last := &pts[len(pts)-1]; last.X == x {
+			last.Y = c.Rate // two changes at once: the later one holds
+			continue
+		}
+		pts = append(pts, plotter.XY{X: x, Y: c.Rate})
+	}
+	return append(pts, plotter.XY{X: xMax, Y: pts[len(pts)-1].Y})
 }
 
 // rollingCounts returns, for each start (sorted), the starts in the second up to and including
@@ -275,6 +326,19 @@ func addPolygon(p *plot.Plot, rings []plotter.XYer, c color.Color) error {
 	poly.Color = c
 	poly.LineStyle.Width = 0
 	p.Add(poly)
+	return nil
+}
+
+func addRims(p *plot.Plot, pts plotter.XYs, c color.Color) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(2.5), Shape: draw.RingGlyph{}}
+	p.Add(s)
 	return nil
 }
 

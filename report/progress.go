@@ -39,6 +39,7 @@ const progressEvery = 250 * time.Millisecond
 type Progress struct {
 	mu      sync.Mutex
 	done    map[string]int
+	labels  map[string]string // origin → name ([Progress.Name])
 	pending func() map[string]Pending
 	w       io.Writer
 	term    *os.File // w when it is a terminal; nil when not drawing
@@ -137,7 +138,7 @@ func (p *Progress) draw(stop <-chan struct{}) {
 			width = 100 // a terminal that does not say its width
 		}
 		p.mu.Lock()
-		line := progressLine(p.done, pending, width-30) // room for the spinner and the clock
+		line := progressLine(named(p.done, p.labels), named(pending, p.labels), width-30) // room for the spinner and the clock
 		p.mu.Unlock()
 		p.out.Lock()
 		p.bar.Describe(line)

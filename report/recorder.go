@@ -26,6 +26,7 @@ const (
 	cacheFresh       = "fresh"
 	cacheStale       = "stale"
 	cacheMiss        = "miss"
+	cacheRevalidated = "revalidated"
 )
 
 // MaxTimeline bounds what a [Recorder] keeps per origin to draw its timeline and compute its
@@ -51,6 +52,7 @@ type Recorder struct {
 type originRecord struct {
 	fig     Origin
 	pending map[string]pending // by URL: requests admitted or re-sent, not yet answered
+	pace    pace
 }
 
 // pending is what the stream told so far of a request that has not been answered: when it
@@ -102,6 +104,7 @@ func (r *Recorder) Record(e events.Event) {
 	o := r.origins[key]
 	if o == nil {
 		o = &originRecord{fig: Origin{Origin: key, Budget: r.opts.budget(key)}, pending: map[string]pending{}}
+		o.pace.start(&o.fig, e.Time, r.opts.StartRates[key])
 		r.origins[key] = o
 	}
 	o.record(e)
@@ -123,6 +126,7 @@ func (o *originRecord) record(e events.Event) {
 		f.Retries++
 		f.Requests++
 		f.Statuses = inc(f.Statuses, e.Status)
+		o.pace.learn(f, e)
 		f.timeline.addStart(mark{at: o.pending[e.URL].start(e.Time), outcome: outcomeRetried})
 		o.pending[e.URL] = pending{from: e.Time}
 	case events.Response:
@@ -179,9 +183,17 @@ func (o *originRecord) response(e events.Event) {
 		f.BytesNotSent += e.Bytes
 	}
 	f.Requests++
-	f.Statuses = inc(f.Statuses, e.Status)
+	status := e.Status
+	if e.Cache == cacheRevalidated {
+		status = 304 // what the site answered; e.Status is the stored copy's
+	}
+	f.Statuses = inc(f.Statuses, status)
+	o.pace.learn(f, e)
 	outcome := e.Cache
-	if outcome == "" {
+	switch {
+	case e.Status == 429 || e.Status >= 500:
+		outcome = outcomeFailed // answered 429 or 5xx and not re-sent: no full answer
+	case outcome == "":
 		outcome = outcomeUncached
 	}
 	f.timeline.addStart(mark{at: p.start(e.Time), outcome: outcome})
@@ -191,7 +203,7 @@ func (o *originRecord) response(e events.Event) {
 func (r *Recorder) Report(found *Found) *Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rep := &Report{Start: r.start, End: r.end, Events: r.events}
+	rep := &Report{Start: r.start, End: r.end, Events: r.events, About: r.opts.About}
 	keys := slices.Collect(maps.Keys(r.origins))
 	for _, k := range found.origins() {
 		if r.origins[k] == nil {
@@ -204,13 +216,13 @@ func (r *Recorder) Report(found *Found) *Report {
 		if o := r.origins[k]; o != nil {
 			f = o.fig
 			f.timeline = f.timeline.clone()
-			f.Robots.Rules = slices.Clone(f.Robots.Rules)
+			f.Robots.Rules, f.Lowered = slices.Clone(f.Robots.Rules), slices.Clone(f.Lowered)
 			for _, m := range []*map[string]int{&f.Cache, &f.CookiesRefused, &f.Refused, &f.Notices} {
 				*m = maps.Clone(*m)
 			}
 			f.Statuses, f.Waits = maps.Clone(f.Statuses), maps.Clone(f.Waits)
 		}
-		f.Found, f.Limits = found.byOrigin(k), found.limitsOf(k)
+		f.Found, f.Limits, f.Name = found.byOrigin(k), found.limitsOf(k), r.opts.name(k)
 		f.finish()
 		rep.Origins = append(rep.Origins, f)
 	}

@@ -19,8 +19,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(r.headline() + "\n")
 	for _, o := range r.Origins {
-		fmt.Fprintf(&b, "\n%s\n", o.Origin)
-		for _, f := range o.lines() {
+		fmt.Fprintf(&b, "\n%s\n", o.title())
+		for _, f := range o.lines(r.Start) {
 			fmt.Fprintf(&b, "  %-12s %s\n", f.name, f.value)
 		}
 	}
@@ -39,10 +39,14 @@ func (r *Report) headline() string {
 // figure is one line of an origin's block.
 type figure struct{ name, value string }
 
-func (o Origin) lines() []figure {
+// lines are the origin's figures; zero is the report's start, from which times are counted.
+func (o Origin) lines(zero time.Time) []figure {
 	out := []figure{{"requests", o.requestsLine()}}
+	if len(o.Lowered) > 0 {
+		out = append(out, figure{"budget", o.budgetLine(zero)})
+	}
 	if len(o.Statuses) > 0 {
-		out = append(out, figure{"statuses", counts(o.Statuses, func(s int) string { return fmt.Sprint(s) })})
+		out = append(out, figure{"statuses", o.statusesLine()})
 	}
 	out = append(out, figure{"waits", o.waitsLine()}, figure{"robots.txt", o.robotsLine()})
 	if o.RetryAfter.Count > 0 || o.Backoff.Count > 0 {
@@ -51,8 +55,12 @@ func (o Origin) lines() []figure {
 	out = append(out, figure{"cache", o.cacheLine()},
 		figure{"cookies", "refused: " + counts(o.CookiesRefused, asIs)},
 		figure{"found via", counts(o.Found, asIs)})
-	if len(o.Refused) > 0 {
-		out = append(out, figure{"not sent", counts(o.Refused, asIs)})
+	// A refusal by robots.txt is counted once, on the robots.txt line, with its rule.
+	if notSent := maps.Clone(o.Refused); len(notSent) > 0 {
+		delete(notSent, reasonRobots)
+		if len(notSent) > 0 {
+			out = append(out, figure{"not sent", counts(notSent, asIs)})
+		}
 	}
 	if len(o.Limits) > 0 {
 		out = append(out, figure{"limits", counts(o.Limits, asIs)})
@@ -79,6 +87,27 @@ func (o Origin) requestsLine() string {
 		verdict = "OVER"
 	}
 	return s + fmt.Sprintf("; busiest second %d, %s the budget of %g/s", o.BusiestSecond, verdict, o.Budget)
+}
+
+// title is the origin's heading: its Name, or its key for figures made without one.
+func (o Origin) title() string { return cmp.Or(o.Name, o.Origin) }
+
+// statusesLine lists the statuses; the 304s say that the cache served its copy for them.
+func (o Origin) statusesLine() string {
+	s := counts(o.Statuses, func(s int) string { return fmt.Sprint(s) })
+	if n := o.Statuses[304]; n > 0 {
+		s = strings.Replace(s, fmt.Sprintf("304 %d", n), fmt.Sprintf("304 %d (revalidated: the cache's copy served)", n), 1)
+	}
+	return s
+}
+
+// budgetLine says how the rate the door allowed changed: "3/s; 1.5/s from 2.1 s (after a 429), …".
+func (o Origin) budgetLine(zero time.Time) string {
+	s := fmt.Sprintf("%g/s", o.Budget)
+	for _, c := range o.Lowered {
+		s += fmt.Sprintf("; %.3g/s from %s (%s)", c.Rate, seconds(c.At.Sub(zero)), c.Reason)
+	}
+	return s
 }
 
 func (o Origin) waitsLine() string {

@@ -12,6 +12,7 @@ import (
 const (
 	outcomeRetried  = "retried"  // answered 429, 503 or failed, and re-sent
 	outcomeUncached = "uncached" // the cache did not take part
+	outcomeFailed   = "failed"   // answered 429 or 5xx, and not re-sent
 )
 
 // mark is a moment of the timeline: a request start and its outcome, or an answer from the cache.
@@ -71,4 +72,25 @@ func (t *timeline) addPause(s span) {
 func (t timeline) clone() timeline {
 	return timeline{starts: slices.Clone(t.starts), hits: slices.Clone(t.hits), waits: slices.Clone(t.waits),
 		pauses: slices.Clone(t.pauses), dropped: t.dropped}
+}
+
+// last is the latest moment the timeline draws: a second after the last start (when the count
+// of starts in the last second falls back), or the end of the last wait, pause or cache answer.
+func (t timeline) last() time.Time {
+	var end time.Time
+	later := func(at time.Time) {
+		if at.After(end) {
+			end = at
+		}
+	}
+	for _, s := range t.starts {
+		later(s.at.Add(time.Second))
+	}
+	for _, at := range t.hits {
+		later(at)
+	}
+	for _, s := range append(slices.Clone(t.waits), t.pauses...) {
+		later(s.to)
+	}
+	return end
 }

@@ -183,12 +183,17 @@ func printHelp(w io.Writer, d commandDoc, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "\nexit codes:\n%s\n", d.exits)
 }
 
-// writeFlag writes one flag as "  --name VALUE" and its description below, with its default.
+// writeFlag writes one flag as "  --name VALUE" ("  -v" for a one-letter flag) and its
+// description below, with its default.
 func writeFlag(b *strings.Builder, f *flag.Flag) {
 	name, usage := flag.UnquoteUsage(f)
 	// A usage written "`NAME`: text" shows NAME after the flag and the text below it.
 	usage = strings.TrimPrefix(usage, name+": ")
-	fmt.Fprintf(b, "  --%s", f.Name)
+	dash := "--"
+	if len(f.Name) == 1 {
+		dash = "-"
+	}
+	fmt.Fprintf(b, "  %s%s", dash, f.Name)
 	if name != "" {
 		fmt.Fprintf(b, " %s", name)
 	}

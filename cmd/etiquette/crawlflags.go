@@ -126,6 +126,9 @@ type crawlOptions struct {
 
 	reportDir  string // --report: write the report directory here
 	wantReport bool   // return the report figures even without a directory (demo)
+	// reportNames are what the demo adds to the report and the progress line: the origins' names,
+	// the page's opening sentences, the rates an earlier pass left them at.
+	reportNames report.Options
 
 	noDiscovery    bool
 	noSitemapGuess bool

@@ -12,12 +12,18 @@ import (
 // crawlLog is a crawl's log: every part the crawl builds (its clock, the door, the frontier, the
 // crawler, the Redis store) logs through it, so that no record reaches stderr around it.
 type crawlLog struct {
-	mu sync.Mutex
-	w  io.Writer // stderr, or the progress line's writer while it is drawn
+	mu    sync.Mutex
+	w     io.Writer  // stderr, or the progress line's writer while it is drawn
+	level slog.Level // the least level written
 }
 
-// newCrawlLog returns a log writing to stderr.
-func newCrawlLog(stderr io.Writer) *crawlLog { return &crawlLog{w: stderr} }
+// newCrawlLog returns a log writing warnings and errors to stderr.
+func newCrawlLog(stderr io.Writer) *crawlLog { return &crawlLog{w: stderr, level: slog.LevelWarn} }
+
+// newCrawlLogAt returns a log writing records of level and above to stderr (demo -v: debug).
+func newCrawlLogAt(stderr io.Writer, level slog.Level) *crawlLog {
+	return &crawlLog{w: stderr, level: level}
+}
 
 // Write writes one record to the current destination.
 func (l *crawlLog) Write(b []byte) (int, error) {
@@ -43,5 +49,5 @@ func (l *crawlLog) through(w io.Writer) (restore func()) {
 // logger is the crawl's slog logger: warnings and errors (a host given up, a queue full, a body
 // cut), as a library logs by default; the per-URL outcomes are the JSON lines on stdout.
 func (l *crawlLog) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: l.level}))
 }

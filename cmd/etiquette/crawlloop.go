@@ -53,7 +53,7 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 	defer stopDoor()
 
 	fmt.Fprintf(e.stderr, "etiquette: crawling %d start URL(s) as %q\n", len(starts), door.UserAgent())
-	progress := startProgress(e, f)
+	progress := startProgress(e, f, o.reportNames.Labels)
 	bus.Subscribe(progress.Record)
 	// While the line is drawn, a record is written above it, and the line drawn again below.
 	restoreLog := o.log.through(progress)

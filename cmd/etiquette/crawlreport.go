@@ -25,7 +25,8 @@ type crawlReport struct {
 // newCrawlReport starts the report o asks for, measured against the policy's budget. A report
 // directory that cannot be created is a usage error naming --report.
 func newCrawlReport(o crawlOptions, p politeness.Policy) (*crawlReport, error) {
-	ro := report.Options{Rate: p.Rate, AuthorizedRates: p.AuthorizedRates}
+	ro := o.reportNames
+	ro.Rate, ro.AuthorizedRates = p.Rate, p.AuthorizedRates
 	switch {
 	case o.reportDir != "":
 		d, err := report.Create(o.reportDir, ro)
@@ -69,15 +70,18 @@ func (r *crawlReport) close() (*report.Report, error) {
 }
 
 // startProgress draws the crawl's progress line on stderr when stderr is a terminal (and nothing
-// otherwise, tests included), with the frontier's queued and in-progress counts per origin.
-func startProgress(e env, f *frontier.Frontier) *report.Progress {
-	return report.NewProgress(e.stderr, func() map[string]report.Pending {
+// otherwise, tests included), with the frontier's queued and in-progress counts per origin, the
+// origins named by labels (the demo's) where they have one.
+func startProgress(e env, f *frontier.Frontier, labels map[string]string) *report.Progress {
+	p := report.NewProgress(e.stderr, func() map[string]report.Pending {
 		m := map[string]report.Pending{}
 		for _, st := range f.Stats() {
 			m[st.Origin] = report.Pending{Queued: st.Queued, Waiting: st.InProgress}
 		}
 		return m
 	})
+	p.Name(labels)
+	return p
 }
 
 // showReport writes r as text to w and, when it was also written to dir (--report), says on

@@ -8,16 +8,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/politecrawl/etiquette/cmd/etiquette/demosite"
 	"github.com/politecrawl/etiquette/politeness/cache"
+	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/report"
 )
 
 var demoDoc = commandDoc{
 	name:  "demo",
-	usage: "[--twice] [--report DIR]",
+	usage: "[--twice] [--report DIR] [-v]",
 	about: `A guided demonstration of what etiquette does to a crawler's requests. Starts a demo site of
 four origins on loopback ports (a blog, a shop, docs and an archive; nothing leaves the machine)
 and crawls it as crawl would, as the demo identity ` + demosite.Token + `, at crawl's default rate
@@ -29,7 +32,8 @@ Prints the report of the crawl on stdout: per origin the requests the site recei
 against the budget, the statuses, waits and pauses, robots.txt's decisions, the cache and the URLs
 found by how they were found. The progress line and crawl's summary go to stderr. With --twice a
 second crawl follows through the same cache, and its report shows the site answering 304 Not
-Modified.`,
+Modified. The library's log shows warnings and errors only; -v shows all of it, debug records
+included.`,
 	exits: `  0    the demo ran
   1    the demo site could not start, or no page could be fetched
   2    usage, or a --report directory that cannot be created
@@ -39,6 +43,7 @@ Modified.`,
 func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet(demoDoc)
 	twice := fs.Bool("twice", false, "crawl a second time through the same cache, and print that pass's report too")
+	verbose := fs.Bool("v", false, "log every decision of the door, the host clock and the crawler on stderr (debug level); without it, warnings and errors only")
 	reportDir := fs.String("report", "", "`DIR`: also write each pass's report as a directory: DIR/index.html and DIR/events.jsonl (with --twice: DIR/pass1 and DIR/pass2)")
 	rest, err := parseFlags(fs, demoDoc, args, e)
 	if err != nil {
@@ -63,13 +68,18 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	if *twice {
 		passes = 2
 	}
-	return demoOn(ctx, e, site, passes, *reportDir)
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	return demoOn(ctx, e, site, passes, *reportDir, newCrawlLogAt(e.stderr, level))
 }
 
 // demoOn crawls site passes times through one cache and host clock, printing each pass's report
-// on e.stdout and, with reportDir, writing it there (DIR/passN when passes > 1). The demo's
+// on e.stdout and, with reportDir, writing it there (DIR/passN when passes > 1); the door, the
+// host clock and the crawler log to log (above the progress line while it is drawn). The demo's
 // specs run it on a site whose recording they read.
-func demoOn(ctx context.Context, e env, site *demosite.Site, passes int, reportDir string) (int, error) {
+func demoOn(ctx context.Context, e env, site *demosite.Site, passes int, reportDir string, log *crawlLog) (int, error) {
 	fmt.Fprintf(e.stderr, "etiquette: %s\n", demosite.IdentityNote)
 	fmt.Fprintf(e.stderr, "etiquette: the demo site: blog %s, shop %s, docs %s, archive %s\n", site.Blog.URL, site.Shop.URL, site.Docs.URL, site.Archive.URL)
 
@@ -77,20 +87,36 @@ func demoOn(ctx context.Context, e env, site *demosite.Site, passes int, reportD
 	var o crawlOptions
 	o.register(flag.NewFlagSet("", flag.ContinueOnError))
 	o.wantReport = true
-	o.log = newCrawlLog(e.stderr)
+	o.log = log
+	logger := log.logger()
 	policy, err := o.policyFor(site.Identity)
 	if err != nil {
 		return exitNo, err
 	}
 	// One policy for both passes: the same cache, and the same host clock, since the second pass
-	// is the same process asking the same origins again.
-	policy.CacheStore = cache.NewMemoryStore(0)
+	// is the same process asking the same origins again. The clock is crawl's, made again to log
+	// to the demo's logger.
+	policy.CacheStore, policy.Logger = cache.NewMemoryStore(0), logger
+	clock, err := hostclock.NewLocal(hostclock.Config{Rate: policy.Rate, Concurrency: policy.Concurrency,
+		LatencyFactor: policy.LatencyFactor, Logger: logger})
+	if err != nil {
+		return exitNo, err
+	}
+	policy.Clock = clock
+	// The report and the progress line name the origins after what they show, and the page
+	// opens with what each of them does.
+	o.reportNames = report.Options{Labels: site.Labels(), About: demosite.About}
 
 	quiet := env{stdout: io.Discard, stderr: e.stderr, getenv: e.getenv}
 	for pass := 1; pass <= passes; pass++ {
 		o.reportDir = reportDir
 		if o.reportDir != "" && passes > 1 {
 			o.reportDir = filepath.Join(o.reportDir, fmt.Sprintf("pass%d", pass))
+		}
+		// A second pass starts at the rates the first left the origins at (a 429 halves one).
+		o.reportNames.StartRates = map[string]float64{}
+		for _, st := range clock.Stats() {
+			o.reportNames.StartRates[st.Origin] = st.Rate
 		}
 		code, r, err := crawl(ctx, quiet, o, policy, site.StartURLs)
 		if r != nil {

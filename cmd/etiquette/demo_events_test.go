@@ -31,7 +31,7 @@ func TestDemoEventStreamSpec(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	code, err := demoOn(context.Background(), env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}, site, 1, dir)
+	code, err := demoOn(context.Background(), env{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }}, site, 1, dir, newCrawlLog(&errOut))
 	if code != exitOK || err != nil {
 		t.Fatalf("demo --report: exit %d, %v; stderr:\n%s", code, err, errOut.String())
 	}

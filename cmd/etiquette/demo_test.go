@@ -20,7 +20,7 @@ import (
 func originRequests(t *testing.T, text string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	for _, block := range regexp.MustCompile(`(?m)^(127\.0\.0\.1:\d+)\n  requests +(\d+)`).FindAllStringSubmatch(text, -1) {
+	for _, block := range regexp.MustCompile(`(?m)^(?:\w+ \()?(127\.0\.0\.1:\d+)\)?\n  requests +(\d+)`).FindAllStringSubmatch(text, -1) {
 		m[block[1]] = block[2]
 	}
 	return m
@@ -40,6 +40,11 @@ func TestDemoReportsEveryOrigin(t *testing.T) {
 	if !strings.Contains(errOut, "EtiquetteDemoBot, an identity that only fits this demo site") {
 		t.Errorf("demo does not say on stderr that its identity only fits the demo:\n%s", errOut)
 	}
+	for _, name := range []string{"blog", "shop", "docs", "archive"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` \(127\.0\.0\.1:\d+\)$`).MatchString(out) {
+			t.Errorf("the report does not name the %s origin: no line %q", name, name+" (127.0.0.1:PORT)")
+		}
+	}
 	reqs := originRequests(t, out)
 	if len(reqs) != 4 {
 		t.Fatalf("report shows %d origins with a requests line, want 4:\n%s", len(reqs), out)
@@ -57,7 +62,7 @@ func TestDemoReportsEveryOrigin(t *testing.T) {
 	for section, figure := range map[string]string{
 		"requests": `[1-9]`, "statuses": `.*\b\d{3} [1-9]`, "waits": `.*` + word, "robots.txt": `.*blocked [1-9]`,
 		"pauses": `.*` + word, "cache": `.*` + word, "cookies": `refused: .*` + word, "found via": `.*` + word,
-		"not sent": `.*` + word,
+		"budget": `3/s; 1.5/s from .* \(after a 429\)`,
 	} {
 		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(section) + ` +` + figure).MatchString(out) {
 			t.Errorf("no origin shows a non-zero figure under %q:\n%s", section, out)
@@ -112,6 +117,32 @@ func TestDemoTwiceWritesReports(t *testing.T) {
 	}
 	if !strings.Contains(second, "revalidated") {
 		t.Errorf("the second pass shows no 304 (revalidated) answers:\n%s", second)
+	}
+	// The site answered the second pass 304, and its statuses say so, not 200.
+	if !regexp.MustCompile(`(?m)^  statuses +304 \d+ \(revalidated: the cache's copy served\)$`).MatchString(second) ||
+		regexp.MustCompile(`(?m)^  statuses +200`).MatchString(second) {
+		t.Errorf("the second pass's statuses do not show its revalidations as 304s:\n%s", second)
+	}
+	for _, pass := range []string{"pass1", "pass2"} {
+		page, err := os.ReadFile(filepath.Join(dir, pass, report.HTMLFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The page opens with what the demo site does, and names the origins after it.
+		for _, s := range []string{"The demo site runs four origins on loopback ports", "<h2>blog (127.0.0.1:", "<h2>shop (127.0.0.1:",
+			"<h2>docs (127.0.0.1:", "<h2>archive (127.0.0.1:"} {
+			if !strings.Contains(string(page), s) {
+				t.Errorf("%s/%s lacks %q", pass, report.HTMLFile, s)
+			}
+		}
+		// Every origin's plot has the same x axis: the same tick labels.
+		ticks := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?s)>seconds since the crawl began</text>(.*?)>starts in the last second<`).FindAllStringSubmatch(string(page), -1) {
+			ticks[strings.Join(regexp.MustCompile(`>([^<>]*)</text>`).FindAllString(m[1], -1), " ")] = true
+		}
+		if len(ticks) != 1 {
+			t.Errorf("%s: the origins' plots have %d different x axes, want one: %v", pass, len(ticks), ticks)
+		}
 	}
 	// The second pass costs the site 304s or nothing: at least 95 % of its responses are fresh
 	// copies or revalidated ones.

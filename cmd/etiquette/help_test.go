@@ -34,7 +34,7 @@ func TestHelp(t *testing.T) {
 			[]string{"--directory-authority", "--validity", "--max-age"}},
 		{[]string{"info-page", "-h"}, "usage: etiquette info-page IDENTITY-FLAGS [flags] --out DIR", append([]string{"--out", "--purpose", "--unit", "--networks",
 			"--rate", "--authorized-rate", "--concurrency", "--no-cache", "--cookies-for", "--allow-cookie", "--sign-key", "--signature-agent"}, identity...)},
-		{[]string{"demo", "-h"}, "usage: etiquette demo [--twice] [--report DIR]", []string{"--twice", "--report"}},
+		{[]string{"demo", "-h"}, "usage: etiquette demo [--twice] [--report DIR] [-v]", []string{"--twice", "--report", "-v"}},
 	}
 	for _, tc := range cases {
 		code, out, errOut := runCLI(t, nil, tc.args...)

@@ -55,6 +55,23 @@ const Token = "EtiquetteDemoBot"
 // IdentityNote is what a program that crawls as the demo identity should print beside it.
 const IdentityNote = "the demo crawls as " + Token + ", an identity that only fits this demo site; a real crawl needs your own identity (--token, --bot-version, --info-url, --contact)"
 
+// About says, in two sentences, what each origin of the demo site shows; a report of the demo
+// opens with it (report.Options.About).
+const About = "The demo site runs four origins on loopback ports: " +
+	"the blog has a robots.txt with a group for this crawler that disallows its drafts and admin pages, " +
+	"a sitemap index pointing at a gzipped sitemap, llms.txt, an RSS feed and a WordPress-style API, " +
+	"and sets analytics and consent cookies; the shop answers its first request for /products " +
+	"with 429 and Retry-After: 2, redirects /help to the docs, disallows /cart and /checkout and sets session and analytics cookies. " +
+	"The docs are the target of that cross-origin redirect and have llms.txt and a sitemap, " +
+	"and the archive's robots.txt answers 503 with Retry-After: 1, so none of its pages may be fetched (RFC 9309 §2.3.1.4); " +
+	"every document carries an ETag and a Last-Modified, so a second pass through the cache is answered 304 Not Modified."
+
+// Labels names the origins by what they show, keyed by their budget keys (host:port): "blog",
+// "shop", "docs" and "archive", for a report (report.Options.Labels) and the progress line.
+func (s *Site) Labels() map[string]string {
+	return map[string]string{s.Blog.Addr(): "blog", s.Shop.Addr(): "shop", s.Docs.Addr(): "docs", s.Archive.Addr(): "archive"}
+}
+
 // ErrNoLoopback is returned by [Start] when the machine gives it no loopback port.
 var ErrNoLoopback = errors.New("demosite: cannot listen on a loopback port")
 
