@@ -19,6 +19,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/robots"
 	"github.com/politecrawl/etiquette/report"
 )
 
@@ -60,6 +61,8 @@ func (o *crawlOutput) write(l line) {
 		o.refusals[l.Refused]++
 	}
 	o.found.Add(l.URL, l.FoundVia)
+	// JSON escapes C0 controls but not C1 or bidi controls; a reason may quote a server.
+	l.Reason = terminalSafe(l.Reason)
 	_ = o.enc.Encode(l)
 }
 
@@ -142,6 +145,10 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 		fmt.Fprintln(o.stderr, "etiquette: interrupted; stopped admitting requests")
 	}
 	fmt.Fprintf(o.stderr, "etiquette: %d URLs decided, %d responses, %d bytes\n", o.lines, s.Responses, s.Bytes)
+	if s.Truncated > 0 {
+		// A cut body is not a whole answer, whatever its status: its line's reason says so too.
+		fmt.Fprintf(o.stderr, "  cut at their size cap: %d responses (robots.txt past %d bytes, pages past their kind's cap)\n", s.Truncated, robots.MaxBytes)
+	}
 	fmt.Fprintf(o.stderr, "  refused: %s\n", counts(o.refusals))
 	fmt.Fprintf(o.stderr, "  found via: %s; %d discovery documents\n", counts(c.Sources), c.Documents)
 	fmt.Fprintf(o.stderr, "  cache:   %s; %d body bytes the site did not send\n", counts(s.Cache), s.CacheBytesSaved)
