@@ -26,6 +26,9 @@ const drainTime = 3 * time.Second
 func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy, starts []string) (int, *report.Report, error) {
 	bus := &events.Bus{}
 	policy.Events = bus
+	if policy.BaseTransport == nil {
+		policy.BaseTransport = crawlTransport(o.workers, o.concurrency)
+	}
 	rep, err := newCrawlReport(o, policy)
 	if err != nil {
 		return exitUsage, nil, err
@@ -75,6 +78,10 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		return exitInterrupted, r, nil
 	case err != nil:
 		return exitNo, r, withRedisHint(err)
+	case out.descriptorFailures() > 0:
+		// Origins lost to this machine's limit are not the sites' answers: the crawl failed.
+		return exitNo, r, fmt.Errorf("%d requests failed because the process ran out of file descriptors (EMFILE); "+
+			"lower --workers or raise the limit (ulimit -n) and crawl again", out.descriptorFailures())
 	case sum.Pages == 0:
 		return exitNo, r, errors.New("no page could be fetched; the lines on stdout say why")
 	case repErr != nil:

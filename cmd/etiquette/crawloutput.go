@@ -45,6 +45,9 @@ type crawlOutput struct {
 	responses map[string]events.Event // URL → its Response event, until its page's line is written
 	lines     int
 	refusals  map[string]int
+	// noFDs counts requests (robots.txt fetches and pages) that failed for want of a file
+	// descriptor. The pages a robots.txt failure refuses are that robots.txt's count.
+	noFDs int
 	found     *report.Found // counts each line's URL by its found_via for the report; nil: no report
 }
 
@@ -73,6 +76,11 @@ func (o *crawlOutput) write(l line) {
 func (o *crawlOutput) event(ev events.Event) {
 	if ev.Type == events.Refused && ev.Kind == kind.Robots {
 		// robots.txt itself could not be fetched (network error, timeout, too many redirects).
+		if outOfDescriptors(ev.Err) {
+			o.mu.Lock()
+			o.noFDs++
+			o.mu.Unlock()
+		}
 		o.write(line{URL: ev.URL, Kind: string(ev.Kind), FoundVia: frontier.ViaRobots, Refused: "error", Reason: ev.Detail})
 		return
 	}
@@ -95,6 +103,11 @@ func (o *crawlOutput) event(ev events.Event) {
 // (with the reason its body was cut short, if it was), or one that got none and why.
 func (o *crawlOutput) result(r crawler.Result) {
 	l := line{URL: r.URL, Kind: string(r.Kind), FoundVia: r.FoundVia}
+	if outOfDescriptors(r.Err) {
+		o.mu.Lock()
+		o.noFDs++
+		o.mu.Unlock()
+	}
 	if r.Status == 0 {
 		l.Refused, l.Reason = refusal(r.Err)
 		o.write(l)
@@ -115,6 +128,13 @@ func (o *crawlOutput) result(r crawler.Result) {
 		l.Reason = withoutRequest(r.Err).Error()
 	}
 	o.write(l)
+}
+
+// descriptorFailures is the number of requests that failed for want of a file descriptor.
+func (o *crawlOutput) descriptorFailures() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.noFDs
 }
 
 // refusal says why a URL got no response: "robots" for a rule of the site's robots.txt,
@@ -158,6 +178,9 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 		if st.Dropped > 0 {
 			fmt.Fprintf(o.stderr, "  dropped %d URLs over the queue cap of %s (--max-queue %d)\n", st.Dropped, st.Origin, o.maxQueue)
 		}
+	}
+	if o.noFDs > 0 {
+		fmt.Fprintf(o.stderr, "  out of file descriptors (EMFILE): %d requests failed on this machine, not at the site; lower --workers or raise ulimit -n\n", o.noFDs)
 	}
 	if c.LinksOverLimit > 0 {
 		fmt.Fprintf(o.stderr, "  did not follow %d links beyond the first %d of their page (--max-queue)\n", c.LinksOverLimit, o.maxQueue)
