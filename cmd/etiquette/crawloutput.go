@@ -45,10 +45,11 @@ type crawlOutput struct {
 	responses map[string]events.Event // URL → its Response event, until its page's line is written
 	lines     int
 	refusals  map[string]int
+	found     *report.Found // counts each line's URL by its found_via for the report; nil: no report
+
 	// noFDs counts requests (robots.txt fetches and pages) that failed for want of a file
 	// descriptor. The pages a robots.txt failure refuses are that robots.txt's count.
 	noFDs int
-	found     *report.Found // counts each line's URL by its found_via for the report; nil: no report
 }
 
 func newCrawlOutput(e env, maxQueue int, found *report.Found) *crawlOutput {

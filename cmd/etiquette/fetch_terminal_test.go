@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // rawSite answers every request on loopback with the raw bytes answer(path) returns: a server
@@ -148,4 +149,26 @@ func TestFetchReportsACutPage(t *testing.T) {
 	if code != exitNo || len(out) != 10<<20 || !strings.Contains(errOut, "200 OK, cut at 10485760 bytes") {
 		t.Errorf("exit %d, %d bytes out, stderr %q; want exit 1 and the status line saying the body was cut", code, len(out), errOut)
 	}
+}
+
+// FuzzTerminalSafe: whatever a server sends, what reaches the terminal is valid UTF-8 without a
+// control character (but the newline) or a bidirectional control, and plain text is unchanged.
+func FuzzTerminalSafe(f *testing.F) {
+	for _, s := range []string{"200 OK", hostile, "\xff\xc3", "a\nb\r\n", "\u009b2J"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := terminalSafe(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("%q: invalid UTF-8 out: %q", s, got)
+		}
+		for _, r := range got {
+			if (r < 0x20 && r != '\n') || (r >= 0x7f && r < 0xa0) || isBidiControl(r) {
+				t.Fatalf("%q: %U reaches the terminal in %q", s, r, got)
+			}
+		}
+		if !needsEscape(s) && got != s {
+			t.Fatalf("plain %q changed to %q", s, got)
+		}
+	})
 }
