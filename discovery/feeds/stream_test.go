@@ -130,6 +130,7 @@ func TestHardening(t *testing.T) {
 		dropped    discovered.Dropped
 	}{
 		{"billion laughs: entities of a DOCTYPE are not expanded", billionLaughs, []discovered.URL{{Loc: "https://example.org/laughs"}}, discovered.Dropped{}},
+		{"a UTF-8 byte order mark is skipped", "\xef\xbb\xbf<rss><channel><item><link>/bom</link></item></channel></rss>", []discovered.URL{{Loc: "https://example.org/bom"}}, discovered.Dropped{}},
 		{"ISO-8859-1 is transcoded", latin1, []discovered.URL{{Loc: "https://example.org/caf%C3%A9"}}, discovered.Dropped{}},
 		{"an item over 1 MiB is dropped, the next kept", huge, []discovered.URL{{Loc: "https://example.org/after"}}, discovered.Dropped{TooLong: 1}},
 		{"a run of text over 256 KiB is cut, the item kept", longRun, []discovered.URL{{Loc: "https://example.org/long"}}, discovered.Dropped{}},

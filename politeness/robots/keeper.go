@@ -263,7 +263,7 @@ func fetchOnce(ctx context.Context, robotsURL string, fetch Fetch) fetchResult {
 			// Whatever follows is not parsed; one more byte, or a read error (the door's body
 			// cap for robots.txt is MaxBytes), only tells Parse that the file was cut.
 			var one [1]byte
-			if n, err := resp.Body.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
+			if n, err := io.ReadFull(resp.Body, one[:]); n > 0 || (err != nil && err != io.EOF) {
 				body = append(body, '\n')
 			}
 		}
