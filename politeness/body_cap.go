@@ -21,6 +21,10 @@ type BodyTooLargeError struct {
 }
 
 func (e *BodyTooLargeError) Error() string {
+	if e.Kind == kind.Robots {
+		return fmt.Sprintf("%s: robots.txt longer than %d bytes: the rules after them are ignored (RFC 9309 §2.5, robots.MaxBytes)",
+			e.URL, e.Limit)
+	}
 	return fmt.Sprintf("%s: body larger than the %d-byte cap for %s; raise Policy.MaxBodyBytes[%q] if the site really serves such bodies",
 		e.URL, e.Limit, e.Kind, e.Kind)
 }

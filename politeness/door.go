@@ -139,6 +139,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 	// The stack, top to bottom, as in the package doc. Each layer wraps the ones below it.
 	d.top = stack(bottom,
 		func(next http.RoundTripper) http.RoundTripper { return dropRedirectCredentials(next) },
+		func(next http.RoundTripper) http.RoundTripper { return nameTimeouts(next, p.timeout()) },
 		func(next http.RoundTripper) http.RoundTripper { return reportResponses(next, bus) },
 		func(next http.RoundTripper) http.RoundTripper { return trackPending(next, d.pending, bus) },
 		func(next http.RoundTripper) http.RoundTripper { return capBodies(next, p.maxBody) },
@@ -213,6 +214,9 @@ func stack(bottom http.RoundTripper, layers ...func(next http.RoundTripper) http
 
 // RoundTrip sends req through the whole stack. It never modifies req.
 func (d *Door) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := checkScheme(req); err != nil {
+		return nil, err
+	}
 	return d.top.RoundTrip(req)
 }
 

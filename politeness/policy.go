@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/cookies"
+	"github.com/politecrawl/etiquette/discovery/sitemap"
 	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -142,7 +143,8 @@ type Policy struct {
 	// 10.x to 10.x) or a hop sent through Policy.Proxy.
 	AllowPrivateRedirects bool
 
-	// MaxBodyBytes overrides the body cap per kind (see [DefaultMaxBodyBytes]).
+	// MaxBodyBytes overrides the body cap per kind (see [DefaultMaxBodyBytes]), except for
+	// kind.Robots: a robots.txt is read up to robots.MaxBytes, the parser's limit, always.
 	MaxBodyBytes map[kind.Kind]int64
 
 	// SignKey turns on Web Bot Auth request signing (package webbotauth): every request that
@@ -172,16 +174,19 @@ const DefaultTimeout = 30 * time.Second
 // (Policy.MaxWait): a person is waiting.
 const DefaultMaxWait = 10 * time.Second
 
-// DefaultMaxBodyBytes returns the body cap of kind k: 1 MiB for robots.txt (RFC 9309 §2.5 asks
-// for at least 500 KiB), 50 MiB for sitemaps (the sitemaps.org limit) and other kinds, 10 MiB for
-// pages, llms.txt, feeds and API responses. A body longer than its cap is cut there and the read
-// fails with a [*BodyTooLargeError], so truncation is never silent. Bodies are counted after
-// content decoding, which bounds decompression too.
+// DefaultMaxBodyBytes returns the body cap of kind k: robots.MaxBytes (512 KiB) for robots.txt,
+// the most the parser reads (RFC 9309 §2.5 asks for at least 500 KiB); sitemap.DefaultMaxBytes
+// (50 MiB, the sitemaps.org limit) for sitemaps; 50 MiB for other kinds; 10 MiB for pages,
+// llms.txt, feeds and API responses. A body longer than its cap is cut there and the read fails
+// with a [*BodyTooLargeError], so truncation is never silent. Bodies are counted after content
+// decoding, which bounds decompression too.
 func DefaultMaxBodyBytes(k kind.Kind) int64 {
 	switch k {
 	case kind.Robots:
-		return 1 << 20
-	case kind.Sitemap, kind.Other:
+		return robots.MaxBytes
+	case kind.Sitemap:
+		return sitemap.DefaultMaxBytes
+	case kind.Other:
 		return 50 << 20
 	}
 	return 10 << 20
@@ -216,6 +221,9 @@ func (p Policy) maxWait() time.Duration {
 }
 
 func (p Policy) maxBody(k kind.Kind) int64 {
+	if k == kind.Robots {
+		return robots.MaxBytes // what the parser reads, whatever the map says
+	}
 	if n, ok := p.MaxBodyBytes[k]; ok && n > 0 {
 		return n
 	}

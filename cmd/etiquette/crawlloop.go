@@ -29,6 +29,9 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		o.log = newCrawlLog(e.stderr)
 	}
 	logger := o.log.logger()
+	if policy.BaseTransport == nil {
+		policy.BaseTransport = crawlTransport(o.workers, o.concurrency)
+	}
 	rep, err := newCrawlReport(o, policy)
 	if err != nil {
 		return exitUsage, nil, err
@@ -83,6 +86,10 @@ func crawl(ctx context.Context, e env, o crawlOptions, policy politeness.Policy,
 		return exitInterrupted, r, nil
 	case err != nil:
 		return exitNo, r, withRedisHint(err)
+	case out.descriptorFailures() > 0:
+		// Origins lost to this machine's limit are not the sites' answers: the crawl failed.
+		return exitNo, r, fmt.Errorf("%d requests failed because the process ran out of file descriptors (EMFILE); "+
+			"lower --workers or raise the limit (ulimit -n) and crawl again", out.descriptorFailures())
 	case sum.Pages == 0:
 		return exitNo, r, o.nothingFetched(sum)
 	case repErr != nil:

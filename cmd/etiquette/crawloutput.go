@@ -19,6 +19,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
+	"github.com/politecrawl/etiquette/politeness/robots"
 	"github.com/politecrawl/etiquette/report"
 )
 
@@ -50,6 +51,10 @@ type crawlOutput struct {
 	refusals  map[string]int
 	limits    map[limitKey]*limitCount // what each limit held back, per origin, until the summary
 	found     *report.Found            // counts each line's URL by its found_via for the report; nil: no report
+
+	// noFDs counts requests (robots.txt fetches and pages) that failed for want of a file
+	// descriptor. The pages a robots.txt failure refuses are that robots.txt's count.
+	noFDs int
 }
 
 // limitKey is one limit on one origin.
@@ -74,6 +79,8 @@ func (o *crawlOutput) write(l line) {
 		o.refusals[l.Refused]++
 	}
 	o.found.Add(l.URL, l.FoundVia)
+	// JSON escapes C0 controls but not C1 or bidi controls; a reason may quote a server.
+	l.Reason = terminalSafe(l.Reason)
 	_ = o.enc.Encode(l)
 }
 
@@ -84,6 +91,11 @@ func (o *crawlOutput) write(l line) {
 func (o *crawlOutput) event(ev events.Event) {
 	if ev.Type == events.Refused && ev.Kind == kind.Robots {
 		// robots.txt itself could not be fetched (network error, timeout, too many redirects).
+		if outOfDescriptors(ev.Err) {
+			o.mu.Lock()
+			o.noFDs++
+			o.mu.Unlock()
+		}
 		o.write(line{URL: ev.URL, Kind: string(ev.Kind), FoundVia: frontier.ViaRobots, Refused: "error", Reason: ev.Detail})
 		return
 	}
@@ -106,6 +118,11 @@ func (o *crawlOutput) event(ev events.Event) {
 // (with the reason its body was cut short, if it was), or one that got none and why.
 func (o *crawlOutput) result(r crawler.Result) {
 	l := line{URL: r.URL, Kind: string(r.Kind), FoundVia: r.FoundVia}
+	if outOfDescriptors(r.Err) {
+		o.mu.Lock()
+		o.noFDs++
+		o.mu.Unlock()
+	}
 	if r.Status == 0 && errors.Is(r.Err, crawler.ErrPageLimit) {
 		// One line per origin when the crawl ends, not one per URL: a page of 100,000 links
 		// would otherwise print 100,000 lines that say the same.
@@ -132,6 +149,13 @@ func (o *crawlOutput) result(r crawler.Result) {
 		l.Reason = withoutRequest(r.Err).Error()
 	}
 	o.write(l)
+}
+
+// descriptorFailures is the number of requests that failed for want of a file descriptor.
+func (o *crawlOutput) descriptorFailures() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.noFDs
 }
 
 // refusal says why a URL got no response: "robots" for a rule of the site's robots.txt,
@@ -166,6 +190,10 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 	}
 	limits := o.flushLimits()
 	fmt.Fprintf(o.stderr, "etiquette: %d URLs decided, %d responses, %d bytes\n", o.lines, s.Responses, s.Bytes)
+	if s.Truncated > 0 {
+		// A cut body is not a whole answer, whatever its status: its line's reason says so too.
+		fmt.Fprintf(o.stderr, "  cut at their size cap: %d responses (robots.txt past %d bytes, pages past their kind's cap)\n", s.Truncated, robots.MaxBytes)
+	}
 	fmt.Fprintf(o.stderr, "  refused: %s\n", counts(o.refusals))
 	fmt.Fprintf(o.stderr, "  found via: %s; %d discovery documents\n", counts(c.Sources), c.Documents)
 	fmt.Fprintf(o.stderr, "  cache:   %s; %d body bytes the site did not send\n", counts(s.Cache), s.CacheBytesSaved)
@@ -179,6 +207,9 @@ func (o *crawlOutput) summary(s politeness.StatsSnapshot, c crawler.Summary, int
 		if st.Dropped > 0 {
 			fmt.Fprintf(o.stderr, "  dropped %d URLs over the queue cap of %s (--max-queue %d)\n", st.Dropped, st.Origin, o.maxQueue)
 		}
+	}
+	if o.noFDs > 0 {
+		fmt.Fprintf(o.stderr, "  out of file descriptors (EMFILE): %d requests failed on this machine, not at the site; lower --workers or raise ulimit -n\n", o.noFDs)
 	}
 	if c.LinksOverLimit > 0 {
 		fmt.Fprintf(o.stderr, "  did not follow %d links beyond the first %d of their page (--max-queue)\n", c.LinksOverLimit, o.maxQueue)

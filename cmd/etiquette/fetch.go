@@ -11,10 +11,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/politecrawl/etiquette/politeness"
+	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
+	"github.com/politecrawl/etiquette/politeness/kind"
 )
 
 var fetchDoc = commandDoc{
@@ -73,9 +76,12 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
+	// The last pause tells a refusal which answer paused the origin (a 429 to robots.txt, say).
+	bus, pause := &events.Bus{}, &lastPause{}
+	bus.Subscribe(pause.note)
 	// A person's fetch keeps nothing past the run: an in-memory cache (the default for this mode).
 	door, err := politeness.NewDoor(politeness.Policy{Identity: id, Mode: politeness.UserTriggered,
-		StrictRobots: *strict, MaxWait: *maxWait})
+		StrictRobots: *strict, MaxWait: *maxWait, Events: bus})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -91,17 +97,16 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 			if g := dis.Decision.Group; g != "" && !strings.EqualFold(g, dis.Token) {
 				group = "the " + g + " group, "
 			}
-			fmt.Fprintf(e.stderr, "etiquette fetch: robots.txt blocks %s for %s (%sline %d: %s)\n", dis.Token, u, group, dis.Decision.Line, dis.Decision.Rule)
+			fmt.Fprintf(e.stderr, "etiquette fetch: robots.txt blocks %s for %s (%sline %d: %s)\n",
+				dis.Token, u, terminalSafe(group), dis.Decision.Line, terminalSafe(dis.Decision.Rule))
 			return exitRobots, nil
 		}
 		var tl *hostclock.WaitTooLongError
 		if errors.As(err, &tl) {
-			enough := tl.Wait.Truncate(time.Second) + time.Second
-			return exitNo, fmt.Errorf("%s; not waiting longer than %s (try again after %s, or pass --max-wait %s)",
-				askedToWait(tl), roughly(*maxWait), time.Now().Add(tl.Wait).Format(time.TimeOnly), enough)
+			return exitNo, tooLong(tl, *maxWait, pause.get())
 		}
 		if errors.Is(err, hostclock.ErrStartByPassed) {
-			return exitNo, fmt.Errorf("waited %s (--max-wait) for the site's turn: %w", roughly(*maxWait), withoutRequest(err))
+			return exitNo, fmt.Errorf("waited %s (--max-wait) for the site's turn%s: %w", roughly(*maxWait), pausedBy(pause.get()), withoutRequest(err))
 		}
 		// Anything else — robots.txt unreachable among them — is a failure to fetch (exit 1),
 		// told in the library's words.
@@ -109,7 +114,14 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(e.stdout, resp.Body)
-	fmt.Fprintf(e.stderr, "%s %s (%d bytes, %s)\n", resp.Proto, resp.Status, n, time.Since(start).Round(time.Millisecond))
+	var cut *politeness.BodyTooLargeError
+	if errors.As(err, &cut) {
+		// Not a 200 like any other: the page ends where the cap cut it.
+		fmt.Fprintf(e.stderr, "%s %s, cut at %d bytes: the body is longer than the cap (%s)\n",
+			resp.Proto, terminalSafe(resp.Status), n, time.Since(start).Round(time.Millisecond))
+		return exitNo, err
+	}
+	fmt.Fprintf(e.stderr, "%s %s (%d bytes, %s)\n", resp.Proto, terminalSafe(resp.Status), n, time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		return exitNo, err
 	}
@@ -119,14 +131,70 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 	return exitOK, nil
 }
 
+// tooLong is the refusal of a wait past --max-wait: why the origin waits, and a --max-wait that
+// would have been enough — the time already spent waiting counts, since the bound covers the
+// whole fetch (redirect hops and re-sends included).
+func tooLong(tl *hostclock.WaitTooLongError, maxWait time.Duration, paused events.Event) error {
+	spent := max(maxWait-tl.Left, 0)
+	enough := (spent + tl.Wait).Truncate(time.Second) + time.Second
+	bound := "not waiting longer than " + roughly(maxWait)
+	if spent >= 500*time.Millisecond {
+		bound = fmt.Sprintf("%s already spent, that is past --max-wait %s", roughly(spent), roughly(maxWait))
+	}
+	return fmt.Errorf("%s; %s (try again after %s, or pass --max-wait %s)",
+		askedToWait(tl, paused), bound, time.Now().Add(tl.Wait).Format(time.TimeOnly), enough)
+}
+
+// lastPause keeps the door's last Paused event: the answer that paused the origin.
+type lastPause struct {
+	mu sync.Mutex
+	ev events.Event
+}
+
+func (p *lastPause) note(e events.Event) {
+	if e.Type == events.Paused {
+		p.mu.Lock()
+		p.ev = e
+		p.mu.Unlock()
+	}
+}
+
+func (p *lastPause) get() events.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ev
+}
+
+// pausedBy names the answer that paused the origin, when one did: " (robots.txt answered 429 Too
+// Many Requests, so the origin is paused)".
+func pausedBy(paused events.Event) string {
+	if paused.Status == 0 {
+		return ""
+	}
+	who := "the site"
+	if paused.Kind == kind.Robots {
+		who = "robots.txt"
+	}
+	return fmt.Sprintf(" (%s answered %d %s, so the origin is paused)", who, paused.Status, http.StatusText(paused.Status))
+}
+
 // askedToWait says, for a person, why the origin could not start in time: "the site asked us to
-// wait 60s (Retry-After)", "robots.txt asks for 30s between requests (Crawl-delay)", ….
-func askedToWait(tl *hostclock.WaitTooLongError) string {
+// wait 60s (Retry-After)", "robots.txt asks for 30s between requests (Crawl-delay)", …. paused is
+// the door's last Paused event, which names the answer behind a backoff.
+func askedToWait(tl *hostclock.WaitTooLongError, paused events.Event) string {
 	wait := roughly(tl.Wait)
 	switch tl.Reason {
 	case hostclock.ReasonRetryAfter:
 		return "the site asked us to wait " + wait + " (Retry-After)"
 	case hostclock.ReasonBackoff:
+		if paused.Status != 0 {
+			to := ""
+			if paused.Kind == kind.Robots {
+				to = " to robots.txt"
+			}
+			return fmt.Sprintf("the site answered %d %s%s without Retry-After, so it gets a pause of %s (backoff)",
+				paused.Status, http.StatusText(paused.Status), to, wait)
+		}
 		return "the site answered with errors, so it gets a pause of " + wait + " (backoff)"
 	case hostclock.ReasonCrawlDelay:
 		return "robots.txt asks for a gap between requests: the next may start in " + wait + " (Crawl-delay)"

@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, e env) int {
 				name += " " + args[1]
 			}
 		}
-		fmt.Fprintf(e.stderr, "etiquette %s: %v\n", name, err)
+		fmt.Fprintf(e.stderr, "etiquette %s: %s\n", name, terminalSafe(err.Error())) // errors quote servers
 		var ue *usageError
 		switch {
 		case errors.As(err, &ue):

@@ -98,9 +98,9 @@ func runRobots(_ context.Context, args []string, e env) (int, error) {
 	switch {
 	case dec.Line > 0 && *strict:
 		// Several groups may decide: say whose rule it was.
-		fmt.Fprintf(e.stdout, "line %d: %s (the group for %s: %s)\n", dec.Line, dec.Rule, by, dec.Group)
+		fmt.Fprintf(e.stdout, "line %d: %s (the group for %s: %s)\n", dec.Line, terminalSafe(dec.Rule), by, terminalSafe(dec.Group))
 	case dec.Line > 0:
-		fmt.Fprintf(e.stdout, "line %d: %s\n", dec.Line, dec.Rule)
+		fmt.Fprintf(e.stdout, "line %d: %s\n", dec.Line, terminalSafe(dec.Rule))
 	default:
 		fmt.Fprintln(e.stdout, "no matching rule")
 	}

@@ -1,20 +1,41 @@
 // Package feeds reads the entry links of an RSS, Atom or JSON Feed, with the time each entry says
-// it was updated (or else published), through github.com/mmcdole/gofeed.
+// it was updated (or else published), one entry at a time.
 //
 // Links obey discovery/discovered: resolved against the feed's URL, http(s), no fragment, no
-// userinfo, on the allowed origin; the rest are counted. gofeed parses a whole feed into memory,
-// so the body is capped (Options.MaxBytes, the door's cap for kind.Feed) and at most
-// Options.MaxEntries links are kept. gofeed returns nothing from a malformed feed, so neither
-// does Parse: it fails with [ErrBroken].
+// userinfo, on the allowed origin; the rest are counted.
+//
+// # Memory
+//
+// github.com/mmcdole/gofeed (v1.4.2) parses a whole feed into one value with every item, so a
+// feed of a million items is held whole before its first entry can be used. Here the feed is
+// cut into its items as it streams in (encoding/xml tokens for RSS and Atom, encoding/json tokens
+// for JSON Feed) and gofeed reads one item at a time, wrapped in a one-item feed: its lenient
+// date formats, link choice and xml:base handling still decide each entry. Reading stops after
+// Options.MaxEntries kept entries, and the caller learns it ([ErrCut]). What one feed holds at a
+// time is one item (at most 1 MiB, larger items are counted in Dropped.TooLong) and one run of
+// text (cut at 256 KiB), whatever the feed's size; at most Options.MaxBytes are read.
+//
+// # Faults
+//
+// Entries before a fault are always delivered: a malformed feed ([ErrBroken]), one longer than
+// Options.MaxBytes ([ErrTooLarge]) or one whose body failed while read ([ErrTruncated], e.g. the
+// door's body cap) keeps what came before. A DOCTYPE's entities are never expanded ("billion
+// laughs" costs nothing), HTML entities are read as their characters, and control characters XML
+// forbids are removed.
 package feeds
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/mmcdole/gofeed"
+	gofeedatom "github.com/mmcdole/gofeed/atom"
+	gofeedjson "github.com/mmcdole/gofeed/json"
+	gofeedrss "github.com/mmcdole/gofeed/rss"
 	"github.com/politecrawl/etiquette/discovery/discovered"
 )
 
@@ -24,14 +45,20 @@ const (
 	DefaultMaxEntries = 10_000
 )
 
-// Errors, for errors.Is.
+// Errors, for errors.Is. Each one except ErrNotFeed comes after the entries before the fault
+// were delivered.
 var (
-	// ErrNotFeed: the body is not RSS, Atom or JSON Feed (an HTML page, say).
+	// ErrNotFeed: the body is not RSS, Atom or JSON Feed (an HTML page, say). Nothing was read.
 	ErrNotFeed = errors.New("not a feed")
-	// ErrTooLarge: the body is longer than Options.MaxBytes; nothing is returned.
+	// ErrTooLarge: the body is longer than Options.MaxBytes; the rest was not read.
 	ErrTooLarge = errors.New("feed larger than the size cap")
-	// ErrBroken: the feed's type was recognised but it could not be parsed.
+	// ErrBroken: the feed's type was recognised but it is malformed from some point on.
 	ErrBroken = errors.New("feed is malformed")
+	// ErrTruncated: reading the body failed before its end (the error wraps the read error: the
+	// door's body cap, a reset connection).
+	ErrTruncated = errors.New("feed cut before its end")
+	// ErrCut: the feed holds more entries than Options.MaxEntries; reading stopped at the cap.
+	ErrCut = errors.New("feed has more entries than the entry cap")
 )
 
 // Options are the limits and the scope of one feed. The zero value keeps the links of the feed's
@@ -41,14 +68,27 @@ type Options struct {
 	// page that advertised the feed: a feed is often served from elsewhere (a feed service) but
 	// vouches only for that origin. Empty means the feed's own origin.
 	Allowed string
-	// MaxEntries caps the links kept; later ones are counted in Dropped.OverLimit. 0 means
-	// DefaultMaxEntries.
+	// MaxEntries caps the links kept; once it is reached the feed is not read further and the
+	// error wraps [ErrCut]. 0 means DefaultMaxEntries.
 	MaxEntries int
 	// MaxBytes caps the body. 0 means DefaultMaxBytes.
 	MaxBytes int64
 }
 
-// Feed is what one feed yielded.
+// Result is what one feed yielded.
+type Result struct {
+	Format string // "rss", "atom" or "json"; "" when the body is not a feed
+	Bytes  int64  // body bytes read
+	Items  int    // items (entries) read, kept or not
+	Kept   int    // entries handed to the caller
+	// NoLastMod counts kept entries with neither an updated nor a published time gofeed reads.
+	NoLastMod int
+	// Dropped counts entries not kept, by reason: an entry without any link counts as Invalid,
+	// one over 1 MiB as TooLong.
+	Dropped discovered.Dropped
+}
+
+// Feed is what [Parse] collected from one feed.
 type Feed struct {
 	Format  string           // "rss", "atom" or "json"
 	Entries []discovered.URL // entry links in feed order; LastMod is the entry's updated, else published, time
@@ -58,61 +98,160 @@ type Feed struct {
 	Dropped discovered.Dropped
 }
 
-// Parse reads the feed body fetched from fileURL.
+// Parse reads the feed body fetched from fileURL and collects its entries (at most
+// Options.MaxEntries of them). The Feed is nil only with [ErrNotFeed] (or a bad fileURL); with any
+// other error it holds the entries read before the fault. Prefer [Each], which holds none.
 func Parse(body io.Reader, fileURL string, opt Options) (*Feed, error) {
+	var out Feed
+	res, err := Each(body, fileURL, opt, func(u discovered.URL) error {
+		out.Entries = append(out.Entries, u)
+		return nil
+	})
+	if res.Format == "" {
+		return nil, err
+	}
+	out.Format, out.NoLastMod, out.Dropped = res.Format, res.NoLastMod, res.Dropped
+	return &out, err
+}
+
+// detectWindow is how much of the body is inspected to tell RSS, Atom and JSON Feed apart, as
+// gofeed does: the root element comes within the first few KB of any real feed.
+const detectWindow = 4096
+
+// Each streams the entry links of the feed body fetched from fileURL to fn, in feed order, and
+// returns what the feed yielded. An error from fn stops the feed and is returned as it is; every
+// other error wraps one of the package's sentinels, after the entries before the fault.
+func Each(body io.Reader, fileURL string, opt Options, fn func(discovered.URL) error) (Result, error) {
 	if opt.MaxBytes <= 0 {
 		opt.MaxBytes = DefaultMaxBytes
 	}
 	if opt.MaxEntries <= 0 {
 		opt.MaxEntries = DefaultMaxEntries
 	}
+	var res Result
 	filter, err := discovered.NewFilter(fileURL, opt.Allowed)
 	if err != nil {
-		return nil, fmt.Errorf("feed %s: %w", fileURL, err)
+		return res, fmt.Errorf("feed %s: %w", fileURL, err)
 	}
+	size := &capped{r: body, left: opt.MaxBytes}
+	br := bufio.NewReaderSize(size, detectWindow)
+	head, peekErr := br.Peek(detectWindow)
+	typ := gofeed.DetectFeedType(bytes.NewReader(head))
+	if typ == gofeed.FeedTypeUnknown {
+		res.Bytes = size.n
+		if peekErr != nil && !errors.Is(peekErr, io.EOF) {
+			return res, fmt.Errorf("feed %s: %w", fileURL, readError(peekErr))
+		}
+		return res, fmt.Errorf("feed %s: %w: neither RSS, Atom nor JSON Feed", fileURL, ErrNotFeed)
+	}
+	res.Format = map[gofeed.FeedType]string{gofeed.FeedTypeRSS: "rss", gofeed.FeedTypeAtom: "atom", gofeed.FeedTypeJSON: "json"}[typ]
 
-	limited := &io.LimitedReader{R: body, N: opt.MaxBytes + 1}
-	parsed, err := gofeed.NewParser().Parse(limited)
+	e := &entries{res: &res, filter: filter, max: opt.MaxEntries, fn: fn, parse: oneItem(typ)}
+	if typ == gofeed.FeedTypeJSON {
+		err = jsonItems(br, e.item)
+	} else {
+		err = xmlItems(declaredUTF8(br, head), e.item)
+	}
+	res.Bytes = size.n
+	res.Dropped = filter.Dropped
 	switch {
-	case limited.N <= 0:
-		return nil, fmt.Errorf("feed %s: %w (%d bytes)", fileURL, ErrTooLarge, opt.MaxBytes)
-	case errors.Is(err, gofeed.ErrFeedTypeNotDetected):
-		return nil, fmt.Errorf("feed %s: %w: neither RSS, Atom nor JSON Feed", fileURL, ErrNotFeed)
-	case err != nil:
-		return nil, fmt.Errorf("feed %s: %w: %w", fileURL, ErrBroken, err)
+	case err == nil:
+		return res, nil
+	case e.fnErr != nil:
+		return res, e.fnErr
+	case errors.Is(err, errCap):
+		return res, fmt.Errorf("feed %s: %w: reading stopped after %d entries (Options.MaxEntries)", fileURL, ErrCut, res.Kept)
+	default:
+		return res, fmt.Errorf("feed %s: %w (%d entries before were delivered)", fileURL, err, res.Kept)
 	}
+}
 
-	out := &Feed{Format: parsed.FeedType}
-	for _, item := range parsed.Items {
-		if item == nil {
-			continue
+// errCap stops the stream once the entry cap is reached.
+var errCap = errors.New("entry cap reached")
+
+// entries turns one-item feeds into entries for the caller.
+type entries struct {
+	res    *Result
+	filter *discovered.Filter
+	max    int
+	fn     func(discovered.URL) error
+	fnErr  error
+	parse  func(doc []byte) (*gofeed.Feed, error)
+}
+
+// oneItem returns gofeed's parser and translator for a one-item feed of type typ, without the
+// type detection gofeed.Parser repeats for every document.
+func oneItem(typ gofeed.FeedType) func(doc []byte) (*gofeed.Feed, error) {
+	switch typ {
+	case gofeed.FeedTypeAtom:
+		p, tr := &gofeedatom.Parser{}, &gofeed.DefaultAtomTranslator{}
+		return func(doc []byte) (*gofeed.Feed, error) {
+			f, err := p.Parse(bytes.NewReader(doc))
+			if err != nil {
+				return nil, err
+			}
+			return tr.Translate(f)
 		}
-		if len(out.Entries) >= opt.MaxEntries {
-			filter.Dropped.OverLimit++
-			continue
+	case gofeed.FeedTypeJSON:
+		p, tr := &gofeedjson.Parser{}, &gofeed.DefaultJSONTranslator{}
+		return func(doc []byte) (*gofeed.Feed, error) {
+			f, err := p.Parse(bytes.NewReader(doc))
+			if err != nil {
+				return nil, err
+			}
+			return tr.Translate(f)
 		}
-		ref := entryLink(item)
-		if ref == "" {
-			filter.Dropped.Invalid++
-			continue
-		}
-		loc, ok := filter.Keep(ref)
-		if !ok {
-			continue
-		}
-		u := discovered.URL{Loc: loc}
-		switch {
-		case item.UpdatedParsed != nil:
-			u.LastMod = *item.UpdatedParsed
-		case item.PublishedParsed != nil:
-			u.LastMod = *item.PublishedParsed
-		default:
-			out.NoLastMod++
-		}
-		out.Entries = append(out.Entries, u)
 	}
-	out.Dropped = filter.Dropped
-	return out, nil
+	p, tr := &gofeedrss.Parser{}, &gofeed.DefaultRSSTranslator{}
+	return func(doc []byte) (*gofeed.Feed, error) {
+		f, err := p.Parse(bytes.NewReader(doc))
+		if err != nil {
+			return nil, err
+		}
+		return tr.Translate(f)
+	}
+}
+
+// item reads one item, given as a one-item feed document; nil means the item was too large.
+func (e *entries) item(doc []byte) error {
+	if e.res.Kept >= e.max {
+		return errCap
+	}
+	e.res.Items++
+	if doc == nil {
+		e.filter.Dropped.TooLong++
+		return nil
+	}
+	parsed, err := e.parse(doc)
+	if err != nil || len(parsed.Items) == 0 || parsed.Items[0] == nil {
+		e.filter.Dropped.Invalid++
+		return nil
+	}
+	it := parsed.Items[0]
+	ref := entryLink(it)
+	if ref == "" {
+		e.filter.Dropped.Invalid++
+		return nil
+	}
+	loc, ok := e.filter.Keep(ref)
+	if !ok {
+		return nil
+	}
+	u := discovered.URL{Loc: loc}
+	switch {
+	case it.UpdatedParsed != nil:
+		u.LastMod = *it.UpdatedParsed
+	case it.PublishedParsed != nil:
+		u.LastMod = *it.PublishedParsed
+	default:
+		e.res.NoLastMod++
+	}
+	e.res.Kept++
+	if err := e.fn(u); err != nil {
+		e.fnErr = err
+		return err
+	}
+	return nil
 }
 
 // entryLink is the entry's page: its link (Atom: rel="alternate"), else its first other link,
@@ -136,4 +275,46 @@ func entryLink(item *gofeed.Item) string {
 func hasHTTPScheme(s string) bool {
 	s = strings.ToLower(s)
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+// capped passes at most left bytes of r, then fails with ErrTooLarge if r has more. Errors are
+// sticky.
+type capped struct {
+	r    io.Reader
+	left int64
+	n    int64
+	err  error
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.left <= 0 {
+		var one [1]byte
+		if n, _ := io.ReadFull(c.r, one[:]); n > 0 {
+			c.err = fmt.Errorf("%w (%d bytes, Options.MaxBytes)", ErrTooLarge, c.n)
+		} else {
+			c.err = io.EOF
+		}
+		return 0, c.err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.left -= int64(n)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// readError turns an error from below the parser into one of the package's sentinels.
+func readError(err error) error {
+	if errors.Is(err, ErrTooLarge) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrTruncated, err)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -21,8 +22,11 @@ func FuzzParse(f *testing.F) {
 		if (err == nil) != (slowErr == nil) || (got == nil) != (slow == nil) {
 			t.Fatalf("outcome depends on chunking: %v / %v", err, slowErr)
 		}
-		if err != nil && !errors.Is(err, ErrNotLLMs) && !errors.Is(err, ErrTooLarge) {
+		if err != nil && !errors.Is(err, ErrNotLLMs) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrTooManyLinks) {
 			t.Fatalf("unexpected error %v", err)
+		}
+		if (got == nil) != (err != nil && errors.Is(err, ErrNotLLMs)) {
+			t.Fatalf("a file %v with %v: only a body that is no llms.txt yields none", got, err)
 		}
 		if got == nil {
 			return
@@ -45,6 +49,16 @@ func FuzzParse(f *testing.F) {
 		}
 		if n > MaxLinks || len(got.Summary) > maxSumm {
 			t.Fatalf("bounds broken: %d links, %d-byte summary", n, len(got.Summary))
+		}
+		if (got.Dropped.OverLimit > 0) != errors.Is(err, ErrTooManyLinks) {
+			t.Fatalf("%d links over the limit, error %v: the drop must be said", got.Dropped.OverLimit, err)
+		}
+		// A cut at any byte keeps what came before it.
+		if len(body) > 1 {
+			cut, cutErr := Parse(&doorCut{strings.NewReader(string(body[:len(body)/2])), errors.New("cut")}, fileURL, contentType)
+			if !errors.Is(cutErr, ErrTruncated) || (cut != nil && len(cut.Sections) > len(got.Sections)) {
+				t.Fatalf("a cut body: %v", cutErr)
+			}
 		}
 	})
 }

@@ -13,10 +13,14 @@
 //
 // # Memory
 //
-// Parse holds at most [MaxLinks] links; later ones are counted in Dropped.OverLimit. A line longer
+// Parse holds at most [MaxLinks] links; later ones are counted in Dropped.OverLimit and the error
+// says how many ([ErrTooManyLinks]), with the file. A line longer
 // than [MaxLine] bytes is skipped and counted in LongLines. A link's name is cut at 256 bytes and
 // its notes at 512, the summary at 2 KiB, and at most [MaxBytes] of the body are read. So a
 // parsed file costs at most about 30 MiB, whatever the body.
+//
+// A body cut short (longer than MaxBytes, or a read error such as the door's body cap) keeps the
+// links read before the cut: Parse returns them with an error that says why.
 package llms
 
 import (
@@ -50,6 +54,12 @@ var (
 	// ErrTooLarge: the body is longer than MaxBytes. The File returned with it holds what came
 	// before.
 	ErrTooLarge = fmt.Errorf("llms.txt longer than %d bytes", MaxBytes)
+	// ErrTruncated: reading the body failed before its end; the error wraps the read error (the
+	// door's body cap, a reset connection). The File returned with it holds what came before.
+	ErrTruncated = errors.New("llms.txt cut before its end")
+	// ErrTooManyLinks: the file lists more than MaxLinks links; the File returned with it holds
+	// the first MaxLinks and counts the rest in Dropped.OverLimit.
+	ErrTooManyLinks = fmt.Errorf("llms.txt lists more than %d links", MaxLinks)
 )
 
 // File is a parsed llms.txt.
@@ -83,8 +93,9 @@ type Link struct {
 }
 
 // Parse reads an llms.txt body fetched from fileURL with the response's Content-Type (which may
-// be ""). It fails with [ErrNotLLMs] for a soft 404, and with [ErrTooLarge] (and the part read)
-// past MaxBytes.
+// be ""). It fails with [ErrNotLLMs] for a soft 404 (and a nil File). A body past MaxBytes
+// ([ErrTooLarge]), one whose reading failed ([ErrTruncated]) and one with more than MaxLinks
+// links ([ErrTooManyLinks]) return the File read so far with the error.
 func Parse(body io.Reader, fileURL, contentType string) (*File, error) {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
 		return nil, fmt.Errorf("llms.txt %s: %w: served as %s", fileURL, ErrNotLLMs, mt)
@@ -98,6 +109,7 @@ func Parse(body io.Reader, fileURL, contentType string) (*File, error) {
 	limited := &io.LimitedReader{R: body, N: MaxBytes + 1}
 	br := bufio.NewReaderSize(limited, MaxLine)
 	first, skipping := true, false
+	var readErr error
 	for {
 		line, rerr := br.ReadSlice('\n')
 		switch {
@@ -125,15 +137,32 @@ func Parse(body io.Reader, fileURL, contentType string) (*File, error) {
 			break
 		}
 		if rerr != nil {
-			return nil, fmt.Errorf("llms.txt %s: %w", fileURL, rerr)
+			readErr = fmt.Errorf("%w after %d bytes: %w", ErrTruncated, MaxBytes+1-limited.N, rerr)
+			break
 		}
 	}
 	p.file.Dropped = filter.Dropped
-	if limited.N <= 0 {
-		return p.file, fmt.Errorf("llms.txt %s: %w", fileURL, ErrTooLarge)
+	var cut error
+	switch {
+	case readErr != nil:
+		cut = readErr
+	case limited.N <= 0:
+		cut = ErrTooLarge
 	}
 	if p.file.Title == "" && p.links == 0 {
+		if cut != nil {
+			return nil, fmt.Errorf("llms.txt %s: %w", fileURL, cut)
+		}
 		return nil, fmt.Errorf("llms.txt %s: %w: no \"# title\" and no links", fileURL, ErrNotLLMs)
+	}
+	over := p.filter.Dropped.OverLimit
+	switch {
+	case cut != nil && over > 0:
+		return p.file, fmt.Errorf("llms.txt %s: %w; %w: %d links beyond the first %d not kept (before the cut)", fileURL, cut, ErrTooManyLinks, over, MaxLinks)
+	case cut != nil:
+		return p.file, fmt.Errorf("llms.txt %s: %w", fileURL, cut)
+	case over > 0:
+		return p.file, fmt.Errorf("llms.txt %s: %w: %d links beyond the first %d not kept", fileURL, ErrTooManyLinks, over, MaxLinks)
 	}
 	return p.file, nil
 }

@@ -110,8 +110,8 @@ func TestBounds(t *testing.T) {
 	b.WriteString("- [long](/" + strings.Repeat("y", MaxLine) + ")\n")
 	b.WriteString("- [name](/n): " + strings.Repeat("é", maxNotes) + "\n")
 	f, err := Parse(strings.NewReader(b.String()), fileURL, "")
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, ErrTooManyLinks) || !strings.Contains(err.Error(), "6 links beyond the first 10000") {
+		t.Fatalf("Parse: %v; want ErrTooManyLinks saying 6 were not kept", err)
 	}
 	if n := len(f.Sections[0].Links); n != MaxLinks {
 		t.Errorf("kept %d links, want %d", n, MaxLinks)
@@ -132,5 +132,46 @@ func TestBounds(t *testing.T) {
 	f, err = Parse(huge, fileURL, "")
 	if !errors.Is(err, ErrTooLarge) || f == nil || len(f.Sections) != 1 {
 		t.Errorf("a body past MaxBytes: %v, %+v; want ErrTooLarge and the links before", err, f)
+	}
+}
+
+// doorCut delivers body, then fails with err, as the door's body cap does at its limit.
+type doorCut struct {
+	r   *strings.Reader
+	err error
+}
+
+func (d *doorCut) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil {
+		return n, d.err
+	}
+	return n, nil
+}
+
+// The door cuts an llms.txt at its 10 MiB cap with a read error. Before, that error made Parse
+// drop all it had read (nil File); now the links before the cut are kept and the error says why.
+func TestACutBodyKeepsTheLinksBefore(t *testing.T) {
+	capErr := errors.New("body larger than the 10485760-byte cap for llms")
+	var b strings.Builder
+	b.WriteString("# Big\n## S\n")
+	for i := 0; b.Len() < MaxBytes-100; i++ {
+		b.WriteString("- [p](/p" + strings.Repeat("x", i%7) + ")\n")
+	}
+	f, err := Parse(&doorCut{strings.NewReader(b.String()), capErr}, fileURL, "text/plain")
+	if !errors.Is(err, ErrTruncated) || !errors.Is(err, capErr) {
+		t.Fatalf("Parse: %v; want ErrTruncated wrapping the door's error", err)
+	}
+	if !errors.Is(err, ErrTooManyLinks) {
+		t.Errorf("Parse: %v; want the links over MaxLinks counted too", err)
+	}
+	if f == nil || len(f.Sections) != 1 || len(f.Sections[0].Links) != MaxLinks || f.Dropped.OverLimit == 0 {
+		t.Fatalf("got %+v; want the first %d links and the rest counted", f, MaxLinks)
+	}
+
+	// A cut before anything usable is still an error, not a soft 404.
+	f, err = Parse(&doorCut{strings.NewReader("Not"), capErr}, fileURL, "")
+	if f != nil || !errors.Is(err, ErrTruncated) {
+		t.Errorf("a cut body with nothing in it: %+v, %v; want nil and ErrTruncated", f, err)
 	}
 }

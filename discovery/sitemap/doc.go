@@ -54,7 +54,8 @@
 //	| an index that lists itself, or a loop         | Walk.Add refuses the repeat (Refused.Repeated)                       |
 //	| indexes nested deeper than 3 files            | Walk.Add refuses (Refused.TooDeep)                                   |
 //	| 50,000 URLs                                   | all kept                                                             |
-//	| 50,001 URLs                                   | 50,000 kept, 1 dropped, Dropped.OverLimit                            |
+//	| 50,001 URLs (more than Options.MaxURLs)       | 50,000 kept; reading stops at the 50,001st, the rest is not read;    |
+//	|                                               | ErrCut                                                               |
 //	| a run of over 64 KiB without markup           | cut at 64 KiB (Repairs.CutRuns), so heap stays flat                  |
 //	| more than 50 MiB once decompressed            | entries before the cap kept; ErrTooLarge                             |
 //	| a gzip bomb (1 GB from 1 MB)                  | decompression stops at 50 MiB; ErrTooLarge                           |

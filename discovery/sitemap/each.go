@@ -62,11 +62,10 @@ func (f *File) Each(fn func(discovered.URL) error) (Result, error) {
 
 	var fnErr error
 	take := func(loc string, lastmod func() *time.Time) error {
-		res.Entries++
-		if res.Entries > f.opt.MaxURLs {
-			filter.Dropped.OverLimit++
-			return nil
+		if res.Entries >= f.opt.MaxURLs {
+			return errCap // the rest of the file is not read: the caller closes the body
 		}
+		res.Entries++
 		s, ok := filter.Keep(loc)
 		if !ok {
 			return nil
@@ -96,6 +95,8 @@ func (f *File) Each(fn func(discovered.URL) error) (Result, error) {
 	case Text:
 		err = f.lines(func(line []byte, tooLong bool) error {
 			switch {
+			case res.Entries >= f.opt.MaxURLs:
+				return errCap
 			case tooLong:
 				res.Entries++
 				filter.Dropped.TooLong++
@@ -118,6 +119,8 @@ func (f *File) Each(fn func(discovered.URL) error) (Result, error) {
 		return res, nil
 	case fnErr != nil && errors.Is(err, fnErr):
 		return res, fnErr
+	case errors.Is(err, errCap):
+		return res, f.fail(res.Kept, fmt.Errorf("%w: reading stopped after %d entries (Options.MaxURLs), %d bytes read", ErrCut, f.opt.MaxURLs, res.Bytes))
 	default:
 		return res, f.fail(res.Kept, parseError(err))
 	}
@@ -174,6 +177,9 @@ func (f *File) lines(fn func(line []byte, tooLong bool) error) error {
 }
 
 func noTime() *time.Time { return nil }
+
+// errCap stops the parser at Options.MaxURLs.
+var errCap = errors.New("entry cap reached")
 
 // parseError turns an error out of the parser into one of the package's sentinels.
 func parseError(err error) error {

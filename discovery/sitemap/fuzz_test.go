@@ -15,8 +15,8 @@ import (
 )
 
 // FuzzSitemap feeds arbitrary bodies through Open and Each. Whatever the bytes: no panic, only
-// the package's errors, every URL handed on obeys discovery/discovered, the counts add up, and the
-// outcome does not depend on how the body arrives.
+// the package's errors, every URL handed on obeys discovery/discovered, the counts add up, no
+// entry is read past the cap, and the outcome does not depend on how the body arrives.
 func FuzzSitemap(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "sitemaps", "*"))
 	for _, p := range paths {
@@ -25,6 +25,8 @@ func FuzzSitemap(f *testing.F) {
 		}
 	}
 	f.Add([]byte("<urlset><url><loc>&amp&#x;&#99999999;&nbsp</loc></url><![CDATA[&]]]]></urlset>"))
+	f.Add([]byte("<urlset>" + strings.Repeat("<url><loc>/a</loc></url>", fuzzMaxURLs+5) + "</urlset>"))
+	f.Add([]byte(strings.Repeat("https://example.org/a\n", fuzzMaxURLs+1)))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		whole, wholeRes, wholeErr := parseAll(t, bytes.NewReader(body))
 		slow, slowRes, slowErr := parseAll(t, iotest.OneByteReader(bytes.NewReader(body)))
@@ -32,7 +34,7 @@ func FuzzSitemap(f *testing.F) {
 			t.Fatalf("outcome depends on chunking:\n whole %q %+v %v\n bytes %q %+v %v", whole, wholeRes, wholeErr, slow, slowRes, slowErr)
 		}
 		if wholeErr != nil {
-			known := []error{ErrNotSitemap, ErrFeed, ErrTooLarge, ErrTruncated, ErrBroken}
+			known := []error{ErrNotSitemap, ErrFeed, ErrTooLarge, ErrTruncated, ErrBroken, ErrCut}
 			if !slicesContainsIs(wholeErr, known) {
 				t.Fatalf("error outside the package's sentinels: %v", wholeErr)
 			}
@@ -46,11 +48,17 @@ func FuzzSitemap(f *testing.F) {
 		if wholeRes.Kept != len(whole) || wholeRes.Kept+wholeRes.Dropped.Total() != wholeRes.Entries {
 			t.Fatalf("counts do not add up: %d delivered, %+v", len(whole), wholeRes)
 		}
+		if wholeRes.Entries > fuzzMaxURLs || errors.Is(wholeErr, ErrCut) && wholeRes.Entries != fuzzMaxURLs {
+			t.Fatalf("%d entries read with a cap of %d (%v)", wholeRes.Entries, fuzzMaxURLs, wholeErr)
+		}
 	})
 }
 
+// fuzzMaxURLs is the entry cap of the fuzzed files, low enough for the fuzzer to reach.
+const fuzzMaxURLs = 20
+
 func parseAll(t *testing.T, r interface{ Read([]byte) (int, error) }) ([]string, Result, error) {
-	f, err := Open(r, site+"/fuzz.xml", Options{MaxBytes: 1 << 20})
+	f, err := Open(r, site+"/fuzz.xml", Options{MaxBytes: 1 << 20, MaxURLs: fuzzMaxURLs})
 	if err != nil {
 		return nil, Result{}, err
 	}

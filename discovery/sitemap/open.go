@@ -32,12 +32,17 @@ var (
 	// ErrBroken: the file is malformed past what the parser tolerates. The entries before the
 	// break were delivered.
 	ErrBroken = errors.New("sitemap is malformed")
+	// ErrCut: the file lists more entries than Options.MaxURLs. The entries up to the cap were
+	// delivered and reading stopped there: the rest of the body is left unread, for the caller
+	// to close.
+	ErrCut = errors.New("sitemap lists more entries than the entry cap")
 )
 
-// Defaults for [Options].
+// Defaults for [Options]. DefaultMaxBytes is also the door's body cap for kind.Sitemap
+// (politeness.DefaultMaxBodyBytes): one figure for the file and the response.
 const (
 	DefaultMaxURLs  = 50_000   // sitemaps.org: at most 50,000 URLs per file
-	DefaultMaxBytes = 50 << 20 // sitemaps.org: at most 50 MB uncompressed
+	DefaultMaxBytes = 50 << 20 // sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 )
 
 // Options are the limits and the scope of one file. The zero value applies sitemaps.org's limits
@@ -49,8 +54,8 @@ type Options struct {
 	// "cross-submission"), but it vouches only for the origin that named it. Empty means the
 	// file's own origin.
 	Allowed string
-	// MaxURLs is the number of entries read from one file; later ones are counted in
-	// Dropped.OverLimit. 0 means DefaultMaxURLs.
+	// MaxURLs is the number of entries read from one file; at the next one Each stops reading
+	// and fails with [ErrCut]. 0 means DefaultMaxURLs.
 	MaxURLs int
 	// MaxBytes caps the file's size after decompression. 0 means DefaultMaxBytes.
 	MaxBytes int64

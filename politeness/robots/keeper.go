@@ -254,10 +254,18 @@ func fetchOnce(ctx context.Context, robotsURL string, fetch Fetch) fetchResult {
 	s := resp.StatusCode
 	switch {
 	case s >= 200 && s <= 299:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes))
 		if err != nil {
 			// A partial body is not a successful download (RFC 9309 §2.3.1.1).
 			return fetchResult{outcome: Unreachable, status: s, err: fmt.Errorf("reading the body: %w", err)}
+		}
+		if len(body) == MaxBytes {
+			// Whatever follows is not parsed; one more byte, or a read error (the door's body
+			// cap for robots.txt is MaxBytes), only tells Parse that the file was cut.
+			var one [1]byte
+			if n, err := io.ReadFull(resp.Body, one[:]); n > 0 || (err != nil && err != io.EOF) {
+				body = append(body, '\n')
+			}
 		}
 		return fetchResult{outcome: Parsed, status: s, file: Parse(body), body: body, header: resp.Header}
 	case s == http.StatusTooManyRequests || s >= 500:

@@ -24,8 +24,10 @@ import (
 	"time"
 )
 
-// MaxBytes is how much of a robots.txt body [Parse] reads; the rest is ignored. RFC 9309 §2.5
-// requires a parsing limit of at least 500 KiB.
+// MaxBytes is how much of a robots.txt body [Parse] reads; the rest is ignored and
+// [File].Truncated is set. RFC 9309 §2.5 requires a parsing limit of at least 500 KiB. It is the
+// one figure for robots.txt: the keeper reads no more and the door's body cap for kind.Robots is
+// the same, so a longer robots.txt is reported as cut (a "truncated" notice).
 const MaxBytes = 512 << 10
 
 // maxCrawlDelay bounds a Crawl-delay value; a larger one is treated as a bad value (ignored).
