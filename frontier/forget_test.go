@@ -3,6 +3,8 @@ package frontier
 import (
 	"testing"
 	"time"
+
+	"github.com/politecrawl/etiquette/politeness/hostclock"
 )
 
 // known reports whether the frontier keeps key's state.
@@ -57,7 +59,7 @@ func TestIdleOriginsAreForgottenAndStillCounted(t *testing.T) {
 // before is still a duplicate.
 func TestForgettingKeepsTheHintAndTheRecordOfURLs(t *testing.T) {
 	f := newTestFrontier(t, Options{Rate: 2, ForgetAfter: time.Millisecond})
-	hint := 1100 * time.Millisecond / 2
+	hint := hostclock.Config{}.Interval(2)
 	f.push(t, "https://a.example/1")
 	first := f.next(t)
 	if err := f.Ack(first, nil); err != nil {

@@ -152,7 +152,7 @@ func TestAtMostConcurrencyURLsOfAnOriginAreInProgress(t *testing.T) {
 
 func TestWithoutAPacerTheIntervalHintSpacesDispatches(t *testing.T) {
 	f := newTestFrontier(t, Options{Rate: 2})
-	hint := 1100 * time.Millisecond / 2 // as the door's clock spaces them: two starts span 1 s and the jitter margin
+	hint := hostclock.Config{}.Interval(2) // as the door's clock spaces them
 	f.push(t, "https://a.example/1", "https://a.example/2")
 	first := f.next(t)
 	f.Granted(first)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/cookies"
-	"github.com/politecrawl/etiquette/discovery/sitemap"
 	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/events"
@@ -175,7 +174,7 @@ const DefaultTimeout = 30 * time.Second
 const DefaultMaxWait = 10 * time.Second
 
 // DefaultMaxBodyBytes returns the body cap of kind k: robots.MaxBytes (512 KiB) for robots.txt,
-// the most the parser reads (RFC 9309 §2.5 asks for at least 500 KiB); sitemap.DefaultMaxBytes
+// the most the parser reads (RFC 9309 §2.5 asks for at least 500 KiB); kind.SitemapMaxBytes
 // (50 MiB, the sitemaps.org limit) for sitemaps; 50 MiB for other kinds; 10 MiB for pages,
 // llms.txt, feeds and API responses. A body longer than its cap is cut there and the read fails
 // with a [*BodyTooLargeError], so truncation is never silent. Bodies are counted after content
@@ -185,7 +184,7 @@ func DefaultMaxBodyBytes(k kind.Kind) int64 {
 	case kind.Robots:
 		return robots.MaxBytes
 	case kind.Sitemap:
-		return sitemap.DefaultMaxBytes
+		return kind.SitemapMaxBytes
 	case kind.Other:
 		return 50 << 20
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 
 	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/politeness/kind"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
@@ -38,11 +39,11 @@ var (
 	ErrCut = errors.New("sitemap lists more entries than the entry cap")
 )
 
-// Defaults for [Options]. DefaultMaxBytes is also the door's body cap for kind.Sitemap
-// (politeness.DefaultMaxBodyBytes): one figure for the file and the response.
+// Defaults for [Options]. DefaultMaxBytes is kind.SitemapMaxBytes, the door's body cap for
+// sitemaps too: one figure for the file and the response.
 const (
-	DefaultMaxURLs  = 50_000   // sitemaps.org: at most 50,000 URLs per file
-	DefaultMaxBytes = 50 << 20 // sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
+	DefaultMaxURLs  = 50_000               // sitemaps.org: at most 50,000 URLs per file
+	DefaultMaxBytes = kind.SitemapMaxBytes // sitemaps.org: at most 50 MB (52,428,800 bytes) uncompressed
 )
 
 // Options are the limits and the scope of one file. The zero value applies sitemaps.org's limits

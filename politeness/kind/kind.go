@@ -30,6 +30,11 @@ const (
 
 // Header is the private request header that carries a kind from a Colly callback to the door.
 // The door strips it; it never reaches a server.
+// SitemapMaxBytes is the most a sitemap may hold once decompressed: sitemaps.org's 50 MB
+// (52,428,800 bytes). It is both the door's body cap for kind Sitemap and the sitemap reader's
+// file limit (discovery/sitemap), one figure for the response and the file.
+const SitemapMaxBytes = 50 << 20
+
 const Header = "X-Etiquette-Kind"
 
 // Parse returns the kind named by s (case-insensitive) and whether s named one.
