@@ -24,6 +24,7 @@ import (
 	"github.com/politecrawl/etiquette/politeness/cache"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/identity"
+	"github.com/politecrawl/etiquette/politeness/robots"
 	"github.com/politecrawl/etiquette/politeness/webbotauth"
 	"github.com/politecrawl/etiquette/report"
 )
@@ -77,8 +78,11 @@ func (o *policyFlags) policyFor(id identity.Identity) (politeness.Policy, error)
 	if err != nil {
 		return politeness.Policy{}, err
 	}
-	p := politeness.Policy{Identity: id, Clock: clock, Rate: cfg.Rate, Concurrency: cfg.Concurrency, LatencyFactor: cfg.LatencyFactor, NoCache: o.noCache,
-		Logger: o.logger()}
+	// A keeper of the command's own, like its clock: one command is one crawl, and tests that run
+	// many commands in one process must not see robots.txt kept for an earlier test's server on a
+	// port the system has since handed to another (the process-wide keeper would serve it).
+	p := politeness.Policy{Identity: id, Clock: clock, Robots: robots.NewKeeper(robots.Options{}), Rate: cfg.Rate, Concurrency: cfg.Concurrency,
+		LatencyFactor: cfg.LatencyFactor, NoCache: o.noCache, Logger: o.logger()}
 	if len(o.authorized) > 0 {
 		p.AuthorizedRates = o.authorized
 	}
