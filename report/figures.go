@@ -180,10 +180,15 @@ type Origin struct {
 
 	// Statuses counts the answers of the site by status. A revalidation counts as the 304 the
 	// site sent, not as the 200 the cache made of it with its stored copy.
+	// A body cut at its kind's size cap is not counted here but in Cut: its status promised a
+	// whole answer the crawl did not read.
 	Statuses map[int]int
-	Retries  int // requests re-sent after a 429, a 503 or a transient error
-	Waits    map[string]Wait
-	Robots   Robots
+	// Cut counts the answers whose body was cut at its kind's size cap (Policy.MaxBodyBytes;
+	// the response event's Truncated): the site sent more than the crawl reads.
+	Cut     int
+	Retries int // requests re-sent after a 429, a 503 or a transient error
+	Waits   map[string]Wait
+	Robots  Robots
 	// RetryAfter sums the pauses the site asked for with Retry-After (Paused events with reason
 	// retry-after); Backoff those the door chose itself after a 429, 503 or failure without one.
 	RetryAfter, Backoff Pauses
@@ -194,7 +199,7 @@ type Origin struct {
 	Found               map[string]int // URLs found, by found_via ([Found])
 	Refused             map[string]int // requests not sent, by reason: robots, budget, deadline, error, stopped
 	Limits              map[string]int // URLs and discovery documents the crawl's limits held back, by limit ([Found.Limit])
-	Notices             map[string]int // other notices (latency, truncated, cache-corrupt, …) by reason
+	Notices             map[string]int // other notices (latency, cache-corrupt, …) by reason; a cut body is counted in Cut
 
 	timeline timeline
 }

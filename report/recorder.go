@@ -18,11 +18,12 @@ import (
 )
 
 // The event reasons and cache outcomes the figures tell apart. They are the door's: the host
-// clock's pause reasons, the cookies layer's notice, the cache's outcomes.
+// clock's pause reasons, the cookies layer's and the body cap's notices, the cache's outcomes.
 const (
 	reasonRetryAfter = "retry-after"
 	reasonRobots     = "robots"
 	cookieRefused    = "cookie-refused"
+	noticeTruncated  = "truncated"
 	cacheFresh       = "fresh"
 	cacheStale       = "stale"
 	cacheMiss        = "miss"
@@ -151,10 +152,13 @@ func (o *originRecord) record(e events.Event) {
 		}
 		f.timeline.addPause(span{from: e.Time, to: until, reason: e.Reason})
 	case events.Notice:
-		if e.Reason == cookieRefused {
+		switch e.Reason {
+		case cookieRefused:
 			category, _, _ := strings.Cut(e.Detail, ":")
 			f.CookiesRefused = inc(f.CookiesRefused, strings.TrimSpace(category))
-		} else {
+		case noticeTruncated:
+			// Counted once, as its response (Cut), on the statuses line.
+		default:
 			f.Notices = inc(f.Notices, e.Reason)
 		}
 	}
@@ -187,7 +191,11 @@ func (o *originRecord) response(e events.Event) {
 	if e.Cache == cacheRevalidated {
 		status = 304 // what the site answered; e.Status is the stored copy's
 	}
-	f.Statuses = inc(f.Statuses, status)
+	if e.Truncated {
+		f.Cut++ // not the whole answer its status promised
+	} else {
+		f.Statuses = inc(f.Statuses, status)
+	}
 	o.pace.learn(f, e)
 	outcome := e.Cache
 	switch {

@@ -45,7 +45,7 @@ func (o Origin) lines(zero time.Time) []figure {
 	if len(o.Lowered) > 0 {
 		out = append(out, figure{"budget", o.budgetLine(zero)})
 	}
-	if len(o.Statuses) > 0 {
+	if len(o.Statuses) > 0 || o.Cut > 0 {
 		out = append(out, figure{"statuses", o.statusesLine()})
 	}
 	out = append(out, figure{"waits", o.waitsLine()}, figure{"robots.txt", o.robotsLine()})
@@ -92,13 +92,21 @@ func (o Origin) requestsLine() string {
 // title is the origin's heading: its Name, or its key for figures made without one.
 func (o Origin) title() string { return cmp.Or(o.Name, o.Origin) }
 
-// statusesLine lists the statuses; the 304s say that the cache served its copy for them.
+// statusesLine lists the statuses; the 304s say that the cache served its copy for them, and the
+// answers cut at their size cap come last, apart from the statuses they came with.
 func (o Origin) statusesLine() string {
-	s := counts(o.Statuses, func(s int) string { return fmt.Sprint(s) })
-	if n := o.Statuses[304]; n > 0 {
-		s = strings.Replace(s, fmt.Sprintf("304 %d", n), fmt.Sprintf("304 %d (revalidated: the cache's copy served)", n), 1)
+	var parts []string
+	if len(o.Statuses) > 0 {
+		s := counts(o.Statuses, func(s int) string { return fmt.Sprint(s) })
+		if n := o.Statuses[304]; n > 0 {
+			s = strings.Replace(s, fmt.Sprintf("304 %d", n), fmt.Sprintf("304 %d (revalidated: the cache's copy served)", n), 1)
+		}
+		parts = append(parts, s)
 	}
-	return s
+	if o.Cut > 0 {
+		parts = append(parts, fmt.Sprintf("cut %d (body past its cap)", o.Cut))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // budgetLine says how the rate the door allowed changed: "3/s; 1.5/s from 2.1 s (after a 429), …".

@@ -10,7 +10,10 @@ import (
 	"slices"
 
 	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/discovery/feeds"
+	"github.com/politecrawl/etiquette/discovery/llms"
 	"github.com/politecrawl/etiquette/discovery/plan"
+	"github.com/politecrawl/etiquette/discovery/sitemap"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
 
@@ -90,6 +93,14 @@ func discoveryLimitReason(l plan.Limit) string {
 		what = "sitemap files nested deeper than three files, not read"
 	case plan.ReasonSitemapFiles:
 		what = "sitemap files past the 50,000 an origin's walk holds, not read"
+	case plan.ReasonFeedEntries:
+		what = fmt.Sprintf("feeds cut at %d entries: the entries before were queued, the rest not read", feeds.DefaultMaxEntries)
+	case plan.ReasonSitemapEntries:
+		what = fmt.Sprintf("sitemap files cut at %d URLs (sitemaps.org): the URLs before were queued, the rest not read", sitemap.DefaultMaxURLs)
+	case plan.ReasonLLMsLinks:
+		what = fmt.Sprintf("llms.txt links past the first %d of a file, not queued", llms.MaxLinks)
+	case plan.ReasonDocumentSize:
+		what = "discovery documents cut at their size cap: the URLs before the cut were queued"
 	default:
 		what = l.Reason
 	}

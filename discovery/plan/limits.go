@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 
 	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/discovery/feeds"
+	"github.com/politecrawl/etiquette/discovery/llms"
+	"github.com/politecrawl/etiquette/discovery/sitemap"
 	"github.com/politecrawl/etiquette/politeness"
 )
 
@@ -25,7 +28,7 @@ const (
 	// ReasonDocuments: the crawl's discovery had read Config.MaxDocuments documents.
 	ReasonDocuments = "max-documents"
 	// ReasonPagesCovered: the URLs queued for the origin already cover the pages the crawl may
-	// still fetch, so a WordPress REST listing stopped.
+	// still fetch, so a listing (a WordPress REST listing, a feed) stopped.
 	ReasonPagesCovered = "pages-covered"
 	// ReasonRepeating: a WordPress REST listing page brought nothing that was not queued
 	// before, so the listing stopped.
@@ -36,6 +39,20 @@ const (
 	ReasonSitemapRepeated = "sitemap-repeated"
 	ReasonSitemapTooDeep  = "sitemap-too-deep"
 	ReasonSitemapFiles    = "sitemap-files"
+	// ReasonFeedEntries: a feed listed more entries than feeds.DefaultMaxEntries (10,000);
+	// its entries up to the cap were queued, the rest not read. Counted once per feed.
+	ReasonFeedEntries = "feed-entries"
+	// ReasonSitemapEntries: a sitemap file listed more entries than sitemaps.org allows
+	// (sitemap.DefaultMaxURLs, 50,000); its entries up to the cap were queued, the rest not
+	// read. Counted once per file.
+	ReasonSitemapEntries = "sitemap-entries"
+	// ReasonLLMsLinks: an llms.txt listed more links than llms.MaxLinks (10,000); the first
+	// were queued. Counted once per link not kept.
+	ReasonLLMsLinks = "llms-links"
+	// ReasonDocumentSize: a discovery document was longer than its size cap (the door's body
+	// cap of its kind, politeness.Policy.MaxBodyBytes, or its reader's); the entries before
+	// the cap were queued. Counted once per document.
+	ReasonDocumentSize = "document-size"
 )
 
 // ErrMaxDocuments is the error of a discovery request not sent because the crawl's discovery
@@ -54,7 +71,10 @@ type Limit struct {
 type limitKey struct{ origin, reason string }
 
 // limit counts one thing a bound held back on origin.
-func (p *Planner) limit(origin, reason, example string) {
+func (p *Planner) limit(origin, reason, example string) { p.limitN(origin, reason, example, 1) }
+
+// limitN counts n things a bound held back on origin.
+func (p *Planner) limitN(origin, reason, example string, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.limits[limitKey{origin, reason}]
@@ -62,7 +82,33 @@ func (p *Planner) limit(origin, reason, example string) {
 		l = &Limit{Origin: origin, Reason: reason, Example: example}
 		p.limits[limitKey{origin, reason}] = l
 	}
-	l.Count++
+	l.Count += n
+}
+
+// cut counts err, the error of the reader of the document at docURL, as a limit of origin
+// when a cap stopped the reading — the entries before it were queued all the same; over is
+// the number of links the reader counted past its link cap (llms.txt). It reports whether a
+// cap did. A document cut by a fault (malformed, a reset connection) is not a limit: its
+// Document.Err says what happened.
+func (p *Planner) cut(origin, docURL string, err error, over int) bool {
+	capped := false
+	if errors.Is(err, politeness.ErrBodyTooLarge) || errors.Is(err, feeds.ErrTooLarge) ||
+		errors.Is(err, llms.ErrTooLarge) || errors.Is(err, sitemap.ErrTooLarge) {
+		p.limit(origin, ReasonDocumentSize, docURL)
+		capped = true
+	}
+	switch {
+	case errors.Is(err, feeds.ErrCut):
+		p.limit(origin, ReasonFeedEntries, docURL)
+		capped = true
+	case errors.Is(err, sitemap.ErrCut):
+		p.limit(origin, ReasonSitemapEntries, docURL)
+		capped = true
+	case errors.Is(err, llms.ErrTooManyLinks):
+		p.limitN(origin, ReasonLLMsLinks, docURL, max(over, 1))
+		capped = true
+	}
+	return capped
 }
 
 // refused counts err, a discovery request's error, as a limit of origin when a bound caused it;

@@ -7,7 +7,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"mime"
+	"net/http"
 	"net/url"
 	"path"
 	"time"
@@ -53,7 +55,8 @@ func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via, namedBy str
 	if !ok2xx(resp) {
 		return nil
 	}
-	f, err := llms.Parse(resp.Body, resp.Request.URL.String(), resp.Header.Get("Content-Type"))
+	fileURL := resp.Request.URL.String()
+	f, err := llms.Parse(resp.Body, fileURL, resp.Header.Get("Content-Type"))
 	if err != nil {
 		noteError(resp, err)
 		op.p.log.Debug("plan: llms.txt not read in full", "url", rawURL, "err", err)
@@ -61,6 +64,8 @@ func (op *originPlan) readLLMsFile(ctx context.Context, rawURL, via, namedBy str
 	if f == nil {
 		return nil
 	}
+	// A file cut at a cap still lists the links before the cut: they are queued below.
+	op.p.cut(op.origin, fileURL, err, f.Dropped.OverLimit)
 	for _, optional := range []bool{false, true} {
 		for _, sec := range f.Sections {
 			if sec.Optional != optional {
@@ -187,8 +192,11 @@ func (op *originPlan) readAdvertised(ctx context.Context, pages []*Page) {
 	}
 }
 
-// readFeed reads a feed the start page advertised and queues its entries. A feed served from
-// another start origin still vouches only for this one.
+// readFeed reads a feed the start page advertised and queues its entries as they stream in. A
+// feed served from another start origin still vouches only for this one. With a page limit it
+// reads no more entries than the pages left can use, and stops once the URLs queued for the
+// origin cover them (Summary.Limits, ReasonPagesCovered); a feed cut at its entry or size cap
+// keeps the entries before the cut (ReasonFeedEntries, ReasonDocumentSize).
 func (op *originPlan) readFeed(ctx context.Context, rawURL, page string) {
 	resp, err := op.get(ctx, rawURL, kind.Feed, frontier.ViaAlternate, page)
 	if err != nil {
@@ -199,14 +207,33 @@ func (op *originPlan) readFeed(ctx context.Context, rawURL, page string) {
 	if !ok2xx(resp) {
 		return
 	}
-	fd, err := feeds.Parse(resp.Body, resp.Request.URL.String(), feeds.Options{Allowed: op.origin})
-	if err != nil {
-		noteError(resp, err)
-		op.p.log.Debug("plan: not a feed", "url", rawURL, "err", err)
-		return
+	op.readFeedBody(resp, resp.Body, frontier.ViaFeed, op.origin)
+}
+
+// readFeedBody queues, found via via, the entries of the feed body of resp (an advertised feed,
+// or a sitemap in feed form, decoded) that point inside allowed; see readFeed for where it stops.
+func (op *originPlan) readFeedBody(resp *http.Response, body io.Reader, via, allowed string) {
+	fileURL := resp.Request.URL.String()
+	opt := feeds.Options{Allowed: allowed}
+	budget := false // the entry cap is the pages left, not the feed's own
+	if left := op.pagesLeft(); left > 0 && left < feeds.DefaultMaxEntries {
+		opt.MaxEntries, budget = left, true
 	}
-	for _, e := range fd.Entries {
-		op.push(e.Loc, frontier.ViaFeed, e.LastMod)
+	_, err := feeds.Each(body, fileURL, opt, func(u discovered.URL) error {
+		op.push(u.Loc, via, u.LastMod)
+		if op.covered() {
+			return errStopListing
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, errStopListing), budget && errors.Is(err, feeds.ErrCut):
+		op.p.limit(op.origin, ReasonPagesCovered, fileURL)
+	default:
+		noteError(resp, err)
+		op.p.cut(op.origin, fileURL, err, 0)
+		op.p.log.Debug("plan: a feed was read only in part, or not a feed", "url", fileURL, "err", err)
 	}
 }
 

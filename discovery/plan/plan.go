@@ -185,7 +185,8 @@ type Summary struct {
 	APIs []string
 	// Limits counts, per origin and reason, what a bound held back: URLs outside the crawl's
 	// reach, private addresses, documents past MaxDocuments, listings stopped, sitemap files
-	// refused by the walk. Sorted by origin, then reason.
+	// refused by the walk, documents cut at an entry or size cap (whose entries before the cut
+	// were queued all the same). Sorted by origin, then reason.
 	Limits []Limit
 }
 

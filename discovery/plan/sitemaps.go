@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/politecrawl/etiquette/discovery/discovered"
-	"github.com/politecrawl/etiquette/discovery/feeds"
 	"github.com/politecrawl/etiquette/discovery/sitemap"
 	"github.com/politecrawl/etiquette/frontier"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -94,13 +93,8 @@ func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, 
 	var res sitemap.Result
 	switch f.Format {
 	case sitemap.Feed:
-		fd, ferr := feeds.Parse(f.Body(), fileURL, feeds.Options{Allowed: file.allowed})
-		err = ferr
-		if fd != nil {
-			for _, e := range fd.Entries {
-				op.push(e.Loc, frontier.ViaSitemap, e.LastMod)
-			}
-		}
+		op.readFeedBody(resp, f.Body(), frontier.ViaSitemap, file.allowed)
+		return
 	case sitemap.Index:
 		res, err = f.Each(func(u discovered.URL) error {
 			op.addSitemap(sitemapFile{via: frontier.ViaSitemapIndex, allowed: file.allowed, namedBy: fileURL}, u.Loc, pending.Depth+1)
@@ -113,16 +107,19 @@ func (op *originPlan) readSitemap(ctx context.Context, pending sitemap.Pending, 
 		})
 	}
 	if err == nil && res.Dropped.Total() > 0 {
-		err = fmt.Errorf("sitemap %s: %d entries dropped (%d off scope, %d invalid, %d too long, %d over the limit): %w",
-			fileURL, res.Dropped.Total(), res.Dropped.OffScope, res.Dropped.Invalid, res.Dropped.TooLong, res.Dropped.OverLimit, ErrEntriesDropped)
+		err = fmt.Errorf("sitemap %s: %d entries dropped (%d off scope, %d invalid, %d too long): %w",
+			fileURL, res.Dropped.Total(), res.Dropped.OffScope, res.Dropped.Invalid, res.Dropped.TooLong, ErrEntriesDropped)
 	}
 	if err != nil {
+		// The entries before a cut were queued as they streamed in; a cap that cut the file is
+		// a limit of the origin.
 		noteError(resp, err)
+		op.p.cut(op.origin, fileURL, err, 0)
 		op.p.log.Debug("plan: a sitemap was read only in part", "url", fileURL, "err", err)
 	}
 }
 
 // ErrEntriesDropped is wrapped by a Document's Err when the document was read to its end but
-// some of its entries were not kept (another origin, not a URL, too long, over the per-file
-// limit); the error counts them by reason.
+// some of its entries were not kept (another origin, not a URL, too long); the error counts
+// them by reason.
 var ErrEntriesDropped = errors.New("entries not kept")

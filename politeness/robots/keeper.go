@@ -66,8 +66,9 @@ type Options struct {
 	// callers waiting for it, so this is its only deadline. 0 means 30 s.
 	FetchTimeout time.Duration
 	// RetryFailedAfter is how long a failed fetch's outcome (complete disallow, or the last
-	// good copy) is kept before the next attempt, and the least time any copy is kept. 0 means
-	// 30 s.
+	// good copy) is kept before the next attempt, and the least time any copy is kept; a fetch
+	// that failed on this machine (out of file descriptors) is retried after
+	// RetryLocalFailureAfter instead, when that is sooner. 0 means 30 s.
 	RetryFailedAfter time.Duration
 	// Store holds the entries; nil means a [MemoryStore] of MaxOrigins origins.
 	Store Store
@@ -196,7 +197,11 @@ func (k *Keeper) refresh(ctx context.Context, key string, fetch Fetch) *Entry {
 	case Unavailable:
 		e.Expires = now.Add(k.lifetime(answer))
 	default:
-		e.Expires = now.Add(orDefault(k.opts.RetryFailedAfter, DefaultRetryFailedAfter))
+		retry := orDefault(k.opts.RetryFailedAfter, DefaultRetryFailedAfter)
+		if localFailure(r.err) {
+			retry = min(retry, RetryLocalFailureAfter)
+		}
+		e.Expires = now.Add(retry)
 		if prev := k.store().Load(key); prev != nil && prev.File != nil {
 			// RFC 9309 §2.4: while robots.txt is unreachable the cached copy may be used,
 			// even past 24 hours.
