@@ -6,6 +6,7 @@ package extensions
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -26,6 +27,10 @@ func (s collectorSettings) overrides(p politeness.Policy, agent string) []string
 		}
 		said = append(said, fmt.Sprintf("IgnoreRobotsTxt=false: Colly's own robots.txt check is off; the door obeys robots.txt (RFC 9309) for the token %q "+
 			"on every request, redirect hops included, and its refusals are colly.ErrRobotsTxtBlocked too (Policy.Identity)", token))
+	}
+	if t, ok := s.transport.(*http.Transport); ok && t.Proxy != nil {
+		said = append(said, "SetProxy/SetProxyFunc: carried into the door (Policy.Proxy); the door's own requests — robots.txt, "+
+			"re-sends after a 429 or 503 — go through it too, so a rotating proxy switcher turns for them as well")
 	}
 	rate, concurrency := p.Rate, p.Concurrency
 	if rate <= 0 {
@@ -64,5 +69,5 @@ func stateOverrides(logger *slog.Logger, said []string) {
 	if len(said) == 0 {
 		return
 	}
-	logger.Warn("etiquette: Polite overrides settings of this collector; set the named Policy fields instead", "overrides", strings.Join(said, "; "))
+	logger.Warn("etiquette: Polite changes what these settings of the collector do; set the named Policy fields to choose otherwise", "overrides", strings.Join(said, "; "))
 }

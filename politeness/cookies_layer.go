@@ -110,6 +110,9 @@ func (cd *cookieDoor) responses(next http.RoundTripper) http.RoundTripper {
 			cd.sink.Emit(events.Event{Type: events.Notice, URL: req.URL.String(), Reason: cookieRefused, Detail: r.Reason + ": " + r.Name})
 		}
 		cd.trail.refused(req.URL, refused)
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
+			cd.trail.formAnswered(req.URL, req.Method)
+		}
 		resp.Header.Del("Set-Cookie")
 		return resp, err
 	})

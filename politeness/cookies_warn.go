@@ -27,7 +27,7 @@ type cookieTrail struct {
 
 type originTrail struct {
 	refused        []cookies.Refusal // keepable refusals, distinct names, at most maxNamedCookies
-	warnedRedirect bool
+	warnedRedirect bool              // the lost session was said (a redirect or a form's answer)
 	warnedHeader   bool
 }
 
@@ -81,6 +81,19 @@ func (t *cookieTrail) refused(u *url.URL, rs []cookies.Refusal) {
 // redirected warns, once per origin, when a request to u was redirected after the door had
 // refused a keepable cookie of u's origin.
 func (t *cookieTrail) redirected(u *url.URL) {
+	t.needed(u, "was redirected after the door refused cookies of")
+}
+
+// formAnswered warns, once per origin, when the answer to a form (a request other than GET or
+// HEAD: a login, a search, a cart) to u set keepable cookies the door refused: a site that answers
+// a login in place, without a redirect, loses its session as surely.
+func (t *cookieTrail) formAnswered(u *url.URL, method string) {
+	t.needed(u, "("+method+", a form's answer) set cookies the door refused, of")
+}
+
+// needed emits the warning of redirected and formAnswered: what happened to u, then the refused
+// cookies of its origin with the Policy field that keeps each.
+func (t *cookieTrail) needed(u *url.URL, what string) {
 	key, err := origin.RobotsKey(u)
 	if err != nil {
 		return
@@ -100,8 +113,8 @@ func (t *cookieTrail) redirected(u *url.URL) {
 	t.mu.Unlock()
 	budget, _ := origin.BudgetKey(u)
 	t.sink.Emit(events.Event{Type: events.Notice, URL: u.String(), Origin: budget, Reason: cookieNeeded, Detail: fmt.Sprintf(
-		"%s was redirected after the door refused cookies of %s: %s. A redirect after a refused cookie is how a failed login or session looks; if the task needs the cookie, declare it in Policy.Cookies",
-		u.Redacted(), key, strings.Join(names, ", "))})
+		"%s %s %s: %s. A form or redirect after a refused cookie is how a login or session that cannot hold looks; if the task needs the cookie, declare it in Policy.Cookies",
+		u.Redacted(), what, key, strings.Join(names, ", "))})
 }
 
 // headerDropped warns, once per origin, that cookies of a Cookie header the caller set were not

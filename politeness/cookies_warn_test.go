@@ -84,6 +84,38 @@ func TestFailedLoginWarns(t *testing.T) {
 	}
 }
 
+// TestALoginFormAnsweredInPlaceWarns: a site that answers a login form with a session cookie and a
+// page of its own (no redirect) loses the session as surely; the door says so once per origin at
+// the form's answer, naming the cookie, its category and the Policy field that keeps it.
+func TestALoginFormAnsweredInPlaceWarns(t *testing.T) {
+	log := defaultLogger(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+		case r.Method == http.MethodPost:
+			http.SetCookie(w, &http.Cookie{Name: "_shop_session", Value: "s1", Path: "/"})
+			http.SetCookie(w, &http.Cookie{Name: "_ga", Value: "GA1.2.3", Path: "/"})
+			io.WriteString(w, "Welcome back")
+		default:
+			io.WriteString(w, "Please log in")
+		}
+	}))
+	defer srv.Close()
+	d := testDoor(t, srv, func(p *Policy) { p.Logger = nil })
+	for range 2 {
+		resp, err := d.Client().Post(srv.URL+"/login", "application/x-www-form-urlencoded", strings.NewReader("user=a&password=b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	got := warnings(log.String(), "_shop_session", "session", "Policy.Cookies.Login", "POST")
+	if len(got) != 1 {
+		t.Errorf("%d warnings naming the refused session cookie of a form's answer; want 1. Log:\n%s", len(got), log)
+	}
+}
+
 // TestScraperCookieHeaderWarns: a Cookie header set by the scraper (a Colly OnRequest callback,
 // or Colly's jar after c.SetCookies) is not sent without a purpose that keeps it, and says so once
 // per origin; with Purpose.Login for the origin the session in it is sent and the rest dropped.

@@ -24,16 +24,20 @@ var ErrNotHTTP = errors.New("the door sends only http and https requests")
 
 // TimeoutError is the error of a request, or of the read of its body, that the door's exchange
 // timeout (Policy.Timeout, counted from the grant of the request's slot) ended. It matches
-// context.DeadlineExceeded with errors.Is.
+// context.DeadlineExceeded with errors.Is, and reports Timeout() true, as net/http's own timeouts
+// do, so code that tells timeouts apart with a net.Error check keeps working.
 type TimeoutError struct {
-	URL     string
-	Timeout time.Duration
-	Err     error // what net/http returned
+	URL   string
+	Limit time.Duration // the exchange timeout that ended the request
+	Err   error         // what net/http returned
 }
+
+// Timeout reports true: the error is a timeout (net.Error's method, which *url.Error forwards).
+func (e *TimeoutError) Timeout() bool { return true }
 
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s: no complete answer within the door's exchange timeout of %s, counted from the request's slot (Policy.Timeout): %v",
-		e.URL, e.Timeout, e.Err)
+		e.URL, e.Limit, e.Err)
 }
 
 func (e *TimeoutError) Unwrap() error { return e.Err }
@@ -76,7 +80,7 @@ func namedTimeout(req *http.Request, timeout time.Duration, err error) error {
 	if errors.As(err, &te) {
 		return err
 	}
-	return &TimeoutError{URL: req.URL.Redacted(), Timeout: timeout, Err: err}
+	return &TimeoutError{URL: req.URL.Redacted(), Limit: timeout, Err: err}
 }
 
 // timedBody names the exchange timeout when it ends the read of a body.

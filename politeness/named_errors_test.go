@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -59,8 +60,9 @@ func TestTheExchangeTimeoutIsNamed(t *testing.T) {
 
 	_, err := d.Client().Get(srv.URL + "/slow-answer")
 	var te *TimeoutError
-	if !errors.As(err, &te) || te.Timeout != 300*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) ||
-		!strings.Contains(err.Error(), "Policy.Timeout") {
+	var ne net.Error
+	if !errors.As(err, &te) || te.Limit != 300*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "Policy.Timeout") || !errors.As(err, &ne) || !ne.Timeout() {
 		t.Errorf("a slow answer: %v; want a *TimeoutError naming Policy.Timeout", err)
 	}
 

@@ -31,23 +31,11 @@ import (
 	"github.com/politecrawl/etiquette/politeness/robots"
 )
 
-// knownSilent lists the programs whose polite run differs from the bare one without a message
-// on this branch, and what differs. Each entry is a breach of the contract waiting for its fix;
+// knownSilent lists the programs whose polite run differs from the bare one without a message,
+// and what differs: none today. Each entry would be a breach of the contract waiting for its fix;
 // the matrix fails when a program is silent and not listed, and when a listed program is no
 // longer silent (so a fixed row cannot hide a later regression): empty the entry with the fix.
-var knownSilent = map[string]string{
-	"proxy_switcher":    "issue 24: the proxy function set with SetProxyFunc is not carried into the door",
-	"login":             "issue 24: the session cookie the login set is not kept; no purpose declared, nothing said",
-	"coursera_courses":  "issue 24: CacheDir is not carried into the door; a restart downloads the pages again",
-	"set-cookies":       "issue 24: cookies put in Colly's jar with SetCookies are dropped",
-	"cookie-header":     "issue 24: a Cookie header set in OnRequest is dropped",
-	"user-agent":        "issue 24: the UserAgent option is overridden",
-	"random-user-agent": "issue 24: the User-Agent set by extensions.RandomUserAgent is overridden",
-	"request-timeout":   "issue 24: SetRequestTimeout is not carried into the door",
-	"max-body-size":     "issue 24: MaxBodySize is not carried into the door",
-	"cache-dir":         "issue 24: CacheDir is not carried into the door; a restart downloads the pages again",
-	"set-proxy":         "issue 24: the proxy set with SetProxy is not carried into the door",
-}
+var knownSilent = map[string]string{}
 
 // program is one Colly program: a name as in the table, whether it is one of Colly's examples,
 // and its body, which builds what it needs of the site through r and calls r.install where the
