@@ -11,7 +11,7 @@ import (
 )
 
 // idleConnTimeout is how long a connection nobody uses stays open. An origin being crawled starts
-// a request every 347 ms at the default rate and reuses its connection; an origin the crawl is
+// a request every 380 ms at the default rate and reuses its connection; an origin the crawl is
 // done with gives its descriptors back within this time.
 const idleConnTimeout = 5 * time.Second
 

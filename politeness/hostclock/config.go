@@ -34,10 +34,11 @@ const (
 	// alone would be a small fraction of it.
 	DefaultMargin = 0.04
 	// DefaultJitterMargin is the jitter the schedule leaves room for between the client and the
-	// server's log: any K+1 consecutive starts at a rate of K per second span at least 1 s plus
-	// this margin, so the log holds at most K in any one second even when the way there delays
-	// one request by up to 100 ms relative to the others. At 3 starts per second the spacing is
-	// (1 s + 100 ms)/3 ≈ 367 ms, a mean of about 2.7 starts per second; see [Config.Interval].
+	// server's log: any K+1 consecutive starts at a rate of K per second span at least 1.04 s
+	// (1 s with the 4 % margin) plus this margin, so the log holds at most K in any one second
+	// even when the way there delays one request by up to 100 ms relative to the others. At 3
+	// starts per second the spacing is (1.04 s + 100 ms)/3 = 380 ms, a mean of 2.63 starts per
+	// second; see [Config.Interval].
 	DefaultJitterMargin = 100 * time.Millisecond
 	// DefaultMaxFloor caps the Crawl-delay floor (peers cap between 30 s and 300 s): a robots.txt
 	// asking for an hour between requests gets one a minute, and the cap is logged.
