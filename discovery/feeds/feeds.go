@@ -37,6 +37,7 @@ import (
 	gofeedjson "github.com/mmcdole/gofeed/json"
 	gofeedrss "github.com/mmcdole/gofeed/rss"
 	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/internal/capread"
 )
 
 // Defaults for [Options].
@@ -133,12 +134,12 @@ func Each(body io.Reader, fileURL string, opt Options, fn func(discovered.URL) e
 	if err != nil {
 		return res, fmt.Errorf("feed %s: %w", fileURL, err)
 	}
-	size := &capped{r: body, left: opt.MaxBytes}
+	size := capread.New(body, opt.MaxBytes, func(n int64) error { return fmt.Errorf("%w (%d bytes, Options.MaxBytes)", ErrTooLarge, n) })
 	br := bufio.NewReaderSize(size, detectWindow)
 	head, peekErr := br.Peek(detectWindow)
 	typ := gofeed.DetectFeedType(bytes.NewReader(head))
 	if typ == gofeed.FeedTypeUnknown {
-		res.Bytes = size.n
+		res.Bytes = size.N()
 		if peekErr != nil && !errors.Is(peekErr, io.EOF) {
 			return res, fmt.Errorf("feed %s: %w", fileURL, readError(peekErr))
 		}
@@ -152,7 +153,7 @@ func Each(body io.Reader, fileURL string, opt Options, fn func(discovered.URL) e
 	} else {
 		err = xmlItems(declaredUTF8(br, head), e.item)
 	}
-	res.Bytes = size.n
+	res.Bytes = size.N()
 	res.Dropped = filter.Dropped
 	switch {
 	case err == nil:
@@ -275,40 +276,6 @@ func entryLink(item *gofeed.Item) string {
 func hasHTTPScheme(s string) bool {
 	s = strings.ToLower(s)
 	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
-}
-
-// capped passes at most left bytes of r, then fails with ErrTooLarge if r has more. Errors are
-// sticky.
-type capped struct {
-	r    io.Reader
-	left int64
-	n    int64
-	err  error
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	if c.left <= 0 {
-		var one [1]byte
-		if n, _ := io.ReadFull(c.r, one[:]); n > 0 {
-			c.err = fmt.Errorf("%w (%d bytes, Options.MaxBytes)", ErrTooLarge, c.n)
-		} else {
-			c.err = io.EOF
-		}
-		return 0, c.err
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.left -= int64(n)
-	if err != nil {
-		c.err = err
-	}
-	return n, err
 }
 
 // readError turns an error from below the parser into one of the package's sentinels.

@@ -111,7 +111,7 @@ func (f *File) Each(fn func(discovered.URL) error) (Result, error) {
 			return nil
 		})
 	}
-	res.Bytes = f.size.n
+	res.Bytes = f.size.N()
 	res.Dropped = filter.Dropped
 	res.Repairs = rep.Repairs
 	switch {

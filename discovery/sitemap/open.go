@@ -11,6 +11,7 @@ import (
 	"io"
 
 	"github.com/politecrawl/etiquette/discovery/discovered"
+	"github.com/politecrawl/etiquette/internal/capread"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
@@ -76,7 +77,7 @@ type File struct {
 	charset string // declared encoding, when the file was transcoded from it
 	junk    int
 	body    *bufio.Reader // decompressed, capped, from the file's first byte
-	size    *capped
+	size    *capread.Reader
 	start   int
 	dec     encoding.Encoding // the declared encoding to transcode from; nil for UTF-8
 	read    bool
@@ -109,7 +110,7 @@ func Open(body io.Reader, fileURL string, opt Options) (*File, error) {
 		}
 		r, f.gzipped = zr, true
 	}
-	f.size = &capped{r: r, left: opt.MaxBytes}
+	f.size = capread.New(r, opt.MaxBytes, func(n int64) error { return fmt.Errorf("%w (%d bytes decompressed)", ErrTooLarge, n) })
 	r = f.size
 
 	// A UTF-16 file is transcoded before sniffing, since sniffing reads ASCII markup.
@@ -158,40 +159,6 @@ func (f *File) fail(delivered int, err error) error {
 		return fmt.Errorf("sitemap %s: %w (the entry before was delivered)", f.URL, err)
 	}
 	return fmt.Errorf("sitemap %s: %w (the %d entries before were delivered)", f.URL, err, delivered)
-}
-
-// capped passes at most left bytes of r, then fails with ErrTooLarge if r has more. Errors are
-// sticky, so a failure seen while sniffing is seen again while reading.
-type capped struct {
-	r    io.Reader
-	left int64
-	n    int64
-	err  error
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	if c.left <= 0 {
-		var one [1]byte
-		if n, _ := io.ReadFull(c.r, one[:]); n > 0 {
-			c.err = fmt.Errorf("%w (%d bytes decompressed)", ErrTooLarge, c.n)
-		} else {
-			c.err = io.EOF
-		}
-		return 0, c.err
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.left -= int64(n)
-	if err != nil {
-		c.err = err
-	}
-	return n, err
 }
 
 // readError turns an error from below the parser into one of the package's sentinels.
