@@ -326,6 +326,7 @@ func (q *queued) watch() {
 func (q *queued) leave() {
 	q.c.mu.Lock()
 	q.ln.leave(q.w)
+	q.c.touch(q.ln, q.c.now())
 	q.c.mu.Unlock()
 	if q.watching {
 		q.c.wake.unwatch(q.ln.keys.freed)

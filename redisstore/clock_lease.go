@@ -141,6 +141,7 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 
 	c.mu.Lock()
 	delete(ln.leases, le)
+	c.touch(ln, c.now())
 	st := &ln.st
 	switch {
 	case o.Status == 429:
