@@ -58,6 +58,11 @@ const (
 // process of the crawl did (counters in Redis), with the origin's shared rate, floor, response
 // time and pause.
 //
+// This process keeps a line per origin it was asked about; one unused for Options.Clock.ForgetAfter
+// (a minute by default, negative: never) with no request of this process waiting or in flight
+// is forgotten, as hostclock.Local forgets an idle origin. The origin's rules stay in Redis, so
+// forgetting a line changes no start; the origin leaves this process's Stats until used again.
+//
 // Redis unreachable: Acquire grants nothing; it retries for up to Options.Wait and then returns
 // an *UnavailableError. Earliest and PausedUntil wait the same way. Done retries too, and when
 // it cannot report an outcome the lease expires on its own.
@@ -69,6 +74,10 @@ type Clock struct {
 
 	mu    sync.Mutex
 	lines map[string]*line
+	// young and old are the ends of the list of lines in order of last use (clock_forget.go).
+	young, old *line
+	// now reads the time lines are used and forgotten by; time.Now but in this package's tests.
+	now func() time.Time
 
 	nextID atomic.Uint64
 
@@ -82,7 +91,8 @@ var _ hostclock.Clock = (*Clock)(nil)
 // Clock returns the store's host clock; every call returns the same one.
 func (s *Store) Clock() *Clock {
 	s.clockOnce.Do(func() {
-		s.clock = &Clock{s: s, cfg: s.opts.Clock, log: cmp.Or(s.opts.Clock.Logger, s.log), lines: map[string]*line{}}
+		s.clock = &Clock{s: s, cfg: s.opts.Clock, log: cmp.Or(s.opts.Clock.Logger, s.log), lines: map[string]*line{},
+			now: time.Now}
 		s.clock.wake = newWakeups(s.client, s.clock.freed, s.log)
 		s.beat.add(s.clock.renew)
 	})
@@ -108,6 +118,11 @@ type line struct {
 	// generation.go), learnt at genAt; "" until the first answer.
 	gen   string
 	genAt time.Time
+	// used is when this process last used the line; younger and older link it into the clock's
+	// list of lines by last use (clock_forget.go).
+	used           time.Time
+	younger, older *line
+	forgotten      bool // removed from Clock.lines: a caller still holding it changes nothing that lasts
 }
 
 type floorWrite struct {
@@ -120,7 +135,9 @@ type waiter struct {
 	robots bool
 }
 
-// line returns key's line, creating it. It requires c.mu held.
+// line returns key's line, creating it, and marks it used; lines unused for Config.ForgetAfter
+// that hold no request of this process are forgotten on the way (see sweep). It requires c.mu
+// held.
 func (c *Clock) line(key string) *line {
 	ln, ok := c.lines[key]
 	if !ok {
@@ -130,6 +147,9 @@ func (c *Clock) line(key string) *line {
 		ln.st.Origin = key
 		c.lines[key] = ln
 	}
+	now := c.now()
+	c.touch(ln, now)
+	c.sweep(now)
 	return ln
 }
 

@@ -38,21 +38,22 @@ const (
 
 // acquireArgs are acquireScript's named arguments; its comment says what each means.
 type acquireArgs struct {
-	Mode        string  `json:"mode"`
-	Lease       string  `json:"lease"`
-	Rate        float64 `json:"rate"`
-	Concurrency int     `json:"concurrency"`
-	Margin      float64 `json:"margin"`
-	FloorCap    int64   `json:"floor_cap"`
-	Robots      bool    `json:"robots"`
-	Since       int64   `json:"since"`
-	LeaseExpiry int64   `json:"lease_expiry"`
-	Deadline    int64   `json:"deadline"`
-	StateTTL    int64   `json:"state_ttl"`
-	StatsTTL    int64   `json:"stats_ttl"`
-	Waited      int64   `json:"waited"`
-	Generation  string  `json:"generation"`
-	Fresh       string  `json:"fresh"`
+	Mode         string  `json:"mode"`
+	Lease        string  `json:"lease"`
+	Rate         float64 `json:"rate"`
+	Concurrency  int     `json:"concurrency"`
+	Margin       float64 `json:"margin"`
+	JitterMargin int64   `json:"jitter_margin"`
+	FloorCap     int64   `json:"floor_cap"`
+	Robots       bool    `json:"robots"`
+	Since        int64   `json:"since"`
+	LeaseExpiry  int64   `json:"lease_expiry"`
+	Deadline     int64   `json:"deadline"`
+	StateTTL     int64   `json:"state_ttl"`
+	StatsTTL     int64   `json:"stats_ttl"`
+	Waited       int64   `json:"waited"`
+	Generation   string  `json:"generation"`
+	Fresh        string  `json:"fresh"`
 }
 
 // ask runs acquireScript for ln: mode "grant" or "peek"; since is how long the request has been
@@ -61,18 +62,7 @@ type acquireArgs struct {
 // crawl's stats if granted). An answer that the origin's state vanished is returned as the
 // store's *LostError.
 func (c *Clock) ask(ctx context.Context, ln *line, mode, id string, robots bool, since, deadline, waited time.Duration) (answer, error) {
-	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.keys.robotsFirst, ln.gaveKey, ln.stats,
-		ln.keys.generation}
-	dl := int64(-1)
-	if deadline >= 0 {
-		dl = deadline.Microseconds()
-	}
-	args := acquireArgs{Mode: mode, Lease: id, Rate: ln.rate, Concurrency: c.cfg.Concurrency, Margin: c.cfg.Margin,
-		FloorCap: c.cfg.MaxFloor.Microseconds(), Robots: robots, Since: since.Microseconds(),
-		LeaseExpiry: c.s.opts.LeaseExpiry.Microseconds(), Deadline: dl, StateTTL: stateTTL.Milliseconds(),
-		StatsTTL: c.s.opts.CrawlIdle.Milliseconds(), Waited: waited.Microseconds(), Generation: c.generation(ln),
-		Fresh: newGeneration()}
-	js, err := json.Marshal(args)
+	keys, js, err := c.acquireCall(ln, mode, id, robots, since, deadline, waited)
 	if err != nil {
 		return answer{}, err
 	}
@@ -102,6 +92,23 @@ func (c *Clock) ask(ctx context.Context, ln *line, mode, id string, robots bool,
 		a.at, a.reason, a.expired = local(arrived, now, toInt(reply, 2)), toString(reply, 3), toInt(reply, 5)
 	}
 	return a, nil
+}
+
+// acquireCall returns acquireScript's keys and arguments for ask.
+func (c *Clock) acquireCall(ln *line, mode, id string, robots bool, since, deadline, waited time.Duration) ([]string, []byte, error) {
+	keys := []string{ln.keys.clock, ln.keys.leases, ln.keys.pause, ln.keys.floors, ln.keys.robotsFirst, ln.gaveKey, ln.stats,
+		ln.keys.generation}
+	dl := int64(-1)
+	if deadline >= 0 {
+		dl = deadline.Microseconds()
+	}
+	args := acquireArgs{Mode: mode, Lease: id, Rate: ln.rate, Concurrency: c.cfg.Concurrency, Margin: c.cfg.Margin,
+		JitterMargin: c.cfg.JitterMargin.Microseconds(), FloorCap: c.cfg.MaxFloor.Microseconds(), Robots: robots,
+		Since: since.Microseconds(), LeaseExpiry: c.s.opts.LeaseExpiry.Microseconds(), Deadline: dl,
+		StateTTL: stateTTL.Milliseconds(), StatsTTL: c.s.opts.CrawlIdle.Milliseconds(), Waited: waited.Microseconds(),
+		Generation: c.generation(ln), Fresh: newGeneration()}
+	js, err := json.Marshal(args)
+	return keys, js, err
 }
 
 // generation returns the generation of ln's state this process relies on, "" when it relies on
@@ -319,6 +326,7 @@ func (q *queued) watch() {
 func (q *queued) leave() {
 	q.c.mu.Lock()
 	q.ln.leave(q.w)
+	q.c.touch(q.ln, q.c.now())
 	q.c.mu.Unlock()
 	if q.watching {
 		q.c.wake.unwatch(q.ln.keys.freed)

@@ -109,7 +109,7 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 	args := doneArgs{Lease: le.id, Generation: le.gen, Status: o.Status, RetryAfter: o.RetryAfter.Microseconds(), Class: label,
 		MaxRetryAfter: c.cfg.MaxRetryAfter.Microseconds(), ErrorBudget: c.cfg.ErrorBudget, RecoverAfter: c.cfg.RecoverAfter,
 		Took: took.Microseconds(), LatencyFactor: c.cfg.LatencyFactor, FloorCap: c.cfg.MaxFloor.Microseconds(),
-		Margin: c.cfg.Margin, Rate: ln.rate, StateTTL: stateTTL.Milliseconds(), StatsTTL: c.s.opts.CrawlIdle.Milliseconds(),
+		Margin: c.cfg.Margin, JitterMargin: c.cfg.JitterMargin.Microseconds(), Rate: ln.rate, StateTTL: stateTTL.Milliseconds(), StatsTTL: c.s.opts.CrawlIdle.Milliseconds(),
 		Freed: ln.keys.freed,
 		// The give-up reasons as hostclock.Local words them.
 		GiveUpRetryAfter: fmt.Sprintf("status %d asked for a Retry-After of %s, beyond the ceiling of %s", o.Status, o.RetryAfter, c.cfg.MaxRetryAfter),
@@ -141,6 +141,7 @@ func (c *Clock) done(le *lease, o hostclock.Outcome) {
 
 	c.mu.Lock()
 	delete(ln.leases, le)
+	c.touch(ln, c.now())
 	st := &ln.st
 	switch {
 	case o.Status == 429:
@@ -205,6 +206,7 @@ type doneArgs struct {
 	LatencyFactor    float64  `json:"latency_factor"`
 	FloorCap         int64    `json:"floor_cap"`
 	Margin           float64  `json:"margin"`
+	JitterMargin     int64    `json:"jitter_margin"`
 	Rate             float64  `json:"rate"`
 	StateTTL         int64    `json:"state_ttl"`
 	StatsTTL         int64    `json:"stats_ttl"`

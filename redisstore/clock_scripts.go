@@ -43,6 +43,19 @@ local function pause_of(key)
   local u, w = string.match(v, '^(%d+) (.*)$')
   return tonumber(u), w
 end
+-- interval_us is hostclock.Config.Interval in µs, unrounded: the spacing of starts at r per second
+-- (after any 429 penalty) is the stricter of 1/r lengthened by margin and (1 s lengthened by
+-- margin, + jitter µs) / ceil(r); a rate that is not positive gets the floor's cap (MaxFloor).
+local function interval_us(r, margin, jitter, cap)
+  if not (r > 0) or r == math.huge then return cap end
+  return math.max(1e6 / r * (1 + margin), (1e6 * (1 + margin) + jitter) / math.ceil(r))
+end
+-- floor_interval_us is hostclock's floorInterval in µs: a Crawl-delay of floor µs spaces starts by
+-- the stricter of the floor lengthened by margin and the floor + jitter µs.
+local function floor_interval_us(floor, margin, jitter)
+  if floor <= 0 then return 0 end
+  return math.max(floor * (1 + margin), floor + jitter)
+end
 -- floor_us returns the Crawl-delay floor in force: the largest unexpired source's, capped.
 local function floor_us(key, now, cap)
   local f = 0
@@ -60,7 +73,8 @@ end
 //
 //	KEYS  clock, leases, pause, floors, robotsfirst, gaveup, stats, generation
 //	ARGV  one JSON object (acquireArgs): mode ("grant" | "peek"), lease (its id), rate
-//	      (configured, before any 429 penalty), concurrency, margin, floor_cap µs, robots,
+//	      (configured, before any 429 penalty), concurrency, margin, jitter_margin µs, floor_cap
+//	      µs, robots,
 //	      since µs (how long this request has been first in line with a place free),
 //	      lease_expiry µs, deadline µs (-1: none), state_ttl ms, stats_ttl ms, waited µs (-1: the
 //	      request has not waited), generation (the one the process knows, '' for none), fresh
@@ -73,11 +87,12 @@ end
 //	       4 peek: the earliest start is at; nothing reserved
 //	       5 the origin's state vanished: nothing is decided (see generation.go)
 //
-// The earliest start is the latest of: the GCRA theoretical time (tat); half an interval after
-// the latest start; the window — the rate's K-th previous start plus K intervals with half the
-// margin, K = ceil(rate) ≤ 64, from the ring r0…r63 of starts by sequence number, each moved to
-// when the request reached the server (sentScript); the Crawl-delay floor and the response-time
-// interval after the latest start; and the pause. A robots.txt request that waits marks the
+// The interval is hostclock.Config.Interval of the rate after the 429 penalty (interval_us). The
+// earliest start is the latest of: the GCRA theoretical time (tat); half an interval after the
+// latest start; the window — the rate's K-th previous start plus K whole intervals, K =
+// ceil(rate) ≤ 64, from the ring r0…r63 of starts by sequence number, each moved to when the
+// request reached the server (sentScript); the Crawl-delay floor with its margins
+// (floor_interval_us) and the response-time interval after the latest start; and the pause. A robots.txt request that waits marks the
 // origin (robotsfirst) so that no page of any process goes ahead of it.
 var acquireScript = redis.NewScript(luaCommon + `
 local a = cjson.decode(ARGV[1])
@@ -89,7 +104,7 @@ if g then
   local at, why = string.match(g, '^(%d+) (.*)$')
   return {3, now, tonumber(at), why, 0, 0, gen}
 end
-local rate, margin, cap = a.rate, a.margin, a.floor_cap
+local rate, margin, jitter, cap = a.rate, a.margin, a.jitter_margin, a.floor_cap
 local expired = 0
 if a.mode == 'grant' then expired = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
 if expired > 0 then
@@ -100,8 +115,7 @@ end
 local st = redis.call('HMGET', KEYS[1], 'tat', 'last', 'count', 'factor', 'latency', 'paused')
 local tat, last, count = num(st[1], 0), num(st[2], 0), num(st[3], 0)
 local factor, latency, paused = num(st[4], 1), num(st[5], 0), num(st[6], 0)
-local r = rate * factor
-local iv = 1e6 / r * (1 + margin)
+local iv = interval_us(rate * factor, margin, jitter, cap)
 
 local e, why = 0, ''
 local function later(c, w)
@@ -112,10 +126,10 @@ if last > 0 then
   later(last + iv / 2, 'rate')
   local k = math.min(64, math.max(1, math.ceil(rate)))
   if count >= k then
-    later(num(redis.call('HGET', KEYS[1], 'r' .. ((count - k) % 64)), 0) + k * 1e6 / r * (1 + margin / 2), 'rate')
+    later(num(redis.call('HGET', KEYS[1], 'r' .. ((count - k) % 64)), 0) + k * iv, 'rate')
   end
   local floor = floor_us(KEYS[4], now, cap)
-  if floor > 0 then later(last + floor * (1 + margin), 'crawl-delay') end
+  if floor > 0 then later(last + floor_interval_us(floor, margin, jitter), 'crawl-delay') end
   if latency > 0 then later(last + latency, 'latency') end
 end
 local pu, pw = pause_of(KEYS[3])
@@ -194,7 +208,8 @@ return now
 //	        recover_after    successes in a row after which a 429 penalty eases
 //	        took             µs: the response time, -1 when it is not a response to time
 //	        latency_factor   -1: the response time does not space the starts
-//	        floor_cap, margin, rate, state_ttl (ms), stats_ttl (ms, the give-up's too)
+//	        floor_cap, margin, jitter_margin (µs), rate, state_ttl (ms), stats_ttl (ms, the
+//	        give-up's too)
 //	        freed            the channel a freed place is published on
 //	        giveup_retry_after, giveup_budget   the give-up's reason for either cause
 //	        penalty, min_factor, recover_step   the 429 penalty, its floor and its recovery step
@@ -216,7 +231,7 @@ if not generation(KEYS[7], a.generation, '', a.state_ttl) then
 end
 local held = redis.call('ZREM', KEYS[2], a.lease)
 if held == 1 then redis.call('PUBLISH', a.freed, '') end
-local rate, margin, cap = a.rate, a.margin, a.floor_cap
+local rate, margin, jitter, cap = a.rate, a.margin, a.jitter_margin, a.floor_cap
 local st = redis.call('HMGET', KEYS[1], 'factor', 'fails', 'okrun', 'last', 'resp', 'slowed', 'latency')
 local factor, fails, okrun, last = num(st[1], 1), num(st[2], 0), num(st[3], 0), num(st[4], 0)
 local resp, slowed, latency = num(st[5], 0), st[6] == '1', num(st[7], 0)
@@ -228,7 +243,7 @@ end
 for _, f in ipairs(a.counts) do tally(f) end
 
 local function retime()
-  if last > 0 then redis.call('HSET', KEYS[1], 'tat', math.ceil(last + 1e6 / (rate * factor) * (1 + margin))) end
+  if last > 0 then redis.call('HSET', KEYS[1], 'tat', math.ceil(last + interval_us(rate * factor, margin, jitter, cap))) end
 end
 local function pause(untl, why)
   if untl <= pause_of(KEYS[3]) then return end
@@ -282,7 +297,8 @@ if redis.call('EXISTS', KEYS[5]) == 0 and a.class ~= 'neutral' then
     redis.call('HSET', KEYS[1], 'resp', resp)
     if a.latency_factor >= 0 then
       latency = math.floor(math.min(math.floor(a.latency_factor * resp), cap) * (1 + margin))
-      local budget = math.max(1e6 / (rate * factor) * (1 + margin), floor_us(KEYS[4], now, cap) * (1 + margin))
+      local budget = math.max(interval_us(rate * factor, margin, jitter, cap),
+        floor_interval_us(floor_us(KEYS[4], now, cap), margin, jitter))
       local s = latency > budget
       if s ~= slowed then
         if s then

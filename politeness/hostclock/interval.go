@@ -50,6 +50,19 @@ func (cfg Config) floorInterval(floor time.Duration) time.Duration {
 	return max(time.Duration(float64(floor)*(1+cfg.Margin)), floor+cfg.JitterMargin)
 }
 
+// FloorInterval returns the spacing a Crawl-delay of floor asks for (see floorInterval), for a
+// clock kept outside this package, which must apply it with the same numbers. Zero fields of cfg
+// mean their defaults, as for [Config.Interval].
+func (cfg Config) FloorInterval(floor time.Duration) time.Duration {
+	cfg.Margin = cmp.Or(cfg.Margin, DefaultMargin)
+	cfg.JitterMargin = cmp.Or(cfg.JitterMargin, DefaultJitterMargin)
+	return cfg.floorInterval(floor)
+}
+
+// Window returns how long k consecutive starts at rate take at least in the window rule (see
+// window), for a clock kept outside this package. Zero fields of cfg mean their defaults.
+func (cfg Config) Window(k int, rate float64) time.Duration { return cfg.window(k, rate) }
+
 // window returns how long k consecutive starts at rate take at least in the window rule (see
 // [Local]): k whole intervals ([Config.Interval]), so that however the schedule catches up after
 // a late start, ceil(rate)+1 starts never span less than 1 s + JitterMargin — the promise the

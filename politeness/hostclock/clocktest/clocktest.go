@@ -3,7 +3,7 @@
 // so the two cannot drift apart. Local keeps its exact, injected-time tests besides.
 //
 // The cases run on the wall clock with short intervals — each origin authorised at [Rate] starts
-// per second, 52 ms apart — and assert bounds that hold on a loaded two-core machine: a start is
+// per second, 57 ms apart ([hostclock.Config.Interval]) — and assert bounds that hold on a loaded two-core machine: a start is
 // never earlier than the rules allow (less [Slack], the jitter between the clock's reading of the
 // time and the test's), and comes within a generous bound after that.
 package clocktest
@@ -34,8 +34,9 @@ const Slack = 25 * time.Millisecond
 // late bounds how much later than the rule allows a start may come on a loaded machine.
 const late = time.Second
 
-// interval is the spacing of Rate with the default margin.
-var interval = time.Duration(float64(time.Second) / Rate * (1 + hostclock.DefaultMargin))
+// interval is the spacing of Rate with the default margins: every clock spaces its starts by
+// [hostclock.Config.Interval].
+var interval = hostclock.Config{}.Interval(Rate)
 
 // Factory returns a new clock built from cfg for one case. It fails t when cfg is refused.
 // Cases use origins no other case uses, so a factory may return clocks that share a store.
@@ -109,9 +110,12 @@ var cases = []testCase{
 			at = append(at, g)
 		}
 		slices.SortFunc(at, time.Time.Compare)
+		// Rate+1 consecutive starts span at least 1 s + the jitter margin, so that a delay of
+		// up to that margin on the way to the server never puts Rate+1 in one second of its log.
 		for j := Rate; j < len(at); j++ {
-			if w := at[j].Sub(at[j-Rate]); w < time.Second-Slack {
-				t.Errorf("starts %d to %d (%d starts) fell within %v", j-Rate, j, Rate+1, w)
+			if w := at[j].Sub(at[j-Rate]); w < time.Second+hostclock.DefaultJitterMargin-Slack {
+				t.Errorf("starts %d to %d (%d starts) fell within %v, want at least 1 s + the jitter margin of %v",
+					j-Rate, j, Rate+1, w, hostclock.DefaultJitterMargin)
 			}
 		}
 		if len(at) < Rate {
@@ -201,8 +205,8 @@ var cases = []testCase{
 		}
 		first.Done(hostclock.Outcome{Status: 200})
 		second := acquire(t, c, key, kind.HTML)
-		if gap := second.Grant().At.Sub(first.Grant().At); gap < 2*interval-Slack {
-			t.Errorf("after the 429 starts came %v apart, want half the rate: %v", gap, 2*interval)
+		if gap, want := second.Grant().At.Sub(first.Grant().At), (hostclock.Config{}).Interval(Rate/2); gap < want-Slack {
+			t.Errorf("after the 429 starts came %v apart, want half the rate's interval: %v", gap, want)
 		}
 		second.Done(hostclock.Outcome{Status: 200})
 		st := stats(t, c, key)
@@ -298,7 +302,7 @@ var cases = []testCase{
 		c.SetFloor(key, "http robots.txt", 150*time.Millisecond)
 		c.SetFloor(key, "https robots.txt", 250*time.Millisecond)
 		c.SetFloor(key, "https robots.txt", 250*time.Millisecond) // repeating changes nothing
-		gapAtLeast(t, c, key, margin(250*time.Millisecond), hostclock.ReasonCrawlDelay)
+		gapAtLeast(t, c, key, cfg.FloorInterval(250*time.Millisecond), hostclock.ReasonCrawlDelay)
 		if st := stats(t, c, key); st.Floor != 250*time.Millisecond {
 			t.Errorf("Stats.Floor = %v, want the largest source's 250ms", st.Floor)
 		}
@@ -310,7 +314,7 @@ var cases = []testCase{
 		if st := stats(t, c, key); st.Floor != cfg.MaxFloor {
 			t.Errorf("with a Crawl-delay of an hour Stats.Floor = %v, want the cap %v", st.Floor, cfg.MaxFloor)
 		}
-		gapAtLeast(t, c, key, margin(cfg.MaxFloor), hostclock.ReasonCrawlDelay)
+		gapAtLeast(t, c, key, cfg.FloorInterval(cfg.MaxFloor), hostclock.ReasonCrawlDelay)
 	}},
 	{"Earliest tells when the next start could be, and reserves nothing", func(t *testing.T, newClock Factory, cfg hostclock.Config, key string) {
 		c := newClock(t, cfg)
@@ -475,7 +479,7 @@ func stats(t *testing.T, c hostclock.Clock, key string) hostclock.OriginStats {
 	return hostclock.OriginStats{}
 }
 
-// margin lengthens d by the default margin, as the clock spaces a floor.
+// margin lengthens d by the default margin, as the clock spaces the response time's interval.
 func margin(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (1 + hostclock.DefaultMargin))
 }
