@@ -57,9 +57,9 @@ var _ = Describe("the per-origin budget, as the site's server log sees it", Orde
 			fmt.Fprintf(GinkgoWriter, "gaps between arrivals: %v\n", hcGaps(l.arrivals))
 			Expect(l.reqs).To(matchers.StartAtMostPerSecond(3))
 		})
-		It("uses the budget: at least 2.6 arrivals per second on average", func() {
+		It("uses the budget: at least 2.5 arrivals per second on average (the margins leave 2.63)", func() {
 			l := oneOrigin.get()
-			Expect(hcRate(l.arrivals)).To(BeNumerically(">=", 2.6))
+			Expect(hcRate(l.arrivals)).To(BeNumerically(">=", 2.5))
 		})
 		It("shares that one budget between every client of the process", func() {
 			l := oneOrigin.get()

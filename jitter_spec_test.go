@@ -95,7 +95,9 @@ var _ = Describe("a crawl whose requests reach the site through a path that dela
 			Expect(reqs).To(matchers.StartAtMostPerSecond(3), "arrivals at %s, as its log shows them", o.URL)
 			rate := hcRate(hcArrivals(reqs))
 			GinkgoWriter.Printf("%s: %d arrivals, %.2f/s, shortest gap %v\n", o.URL, len(reqs), rate, hcMinGap(hcArrivals(reqs)))
-			Expect(rate).To(BeNumerically(">=", 2.6), "the mean arrival rate at %s", o.URL)
+			// The margins leave 2.63 starts per second (hostclock's TestTheDefaultsLeaveAMeanRateOfAtLeast2_6);
+			// a loaded machine loses a little of it to late grants.
+			Expect(rate).To(BeNumerically(">=", 2.55), "the mean arrival rate at %s", o.URL)
 		}
 		Expect(total).To(BeNumerically(">=", 300), "requests judged over all origins")
 	})

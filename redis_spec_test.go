@@ -168,13 +168,13 @@ var _ = Describe("crawl processes sharing one Redis", Ordered, func() {
 		It("starts at most 3 requests in any second at the site", func() {
 			Expect(site).To(matchers.StartAtMostPerSecond(3))
 		})
-		It("uses the budget: 2.6 starts per second or more on average", func() {
+		It("uses the budget: 2.5 starts per second or more on average (the margins leave 2.63)", func() {
 			reqs := o.Requests()
 			Expect(len(reqs)).To(BeNumerically(">=", 61))
 			span := reqs[len(reqs)-1].At.Sub(reqs[0].At)
 			rate := float64(len(reqs)-1) / span.Seconds()
 			GinkgoWriter.Printf("%d requests from 4 processes in %v: %.2f starts per second\n", len(reqs), span.Round(time.Millisecond), rate)
-			Expect(rate).To(BeNumerically(">=", 2.6))
+			Expect(rate).To(BeNumerically(">=", 2.5))
 		})
 		It("fetches robots.txt once, every page once, and /sitemap.xml and /llms.txt once (one process discovers)", func() {
 			counts := fetchCounts(o)

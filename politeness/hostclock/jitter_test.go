@@ -94,3 +94,15 @@ func TestCrawlDelayKeepsTheJitterMargin(t *testing.T) {
 		}
 	}
 }
+
+// The default margins cost the budget little: four starts span 1.14 s, and the mean rate at the
+// default 3 per second stays at 2.6 starts per second or more.
+func TestTheDefaultsLeaveAMeanRateOfAtLeast2_6(t *testing.T) {
+	iv := Config{}.Interval(DefaultRate)
+	if rate := float64(time.Second) / float64(iv); rate < 2.6 {
+		t.Errorf("the default spacing %v leaves %.3f starts per second, want at least 2.6", iv, rate)
+	}
+	if span := 3 * iv; span < time.Second+DefaultJitterMargin {
+		t.Errorf("four starts span %v, want at least 1 s + the jitter margin", span)
+	}
+}
