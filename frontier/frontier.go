@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/politecrawl/etiquette/internal/idle"
 	"iter"
 	"log/slog"
 	"slices"
@@ -128,14 +129,13 @@ type Frontier struct {
 
 	mu       sync.Mutex
 	origins  map[string]*originState
-	retired  map[string]tally // the counters of forgotten origins
-	old      *originState     // the least recently used origin: where the sweep begins
-	young    *originState     // the most recently used origin
-	ready    readyHeap        // origins that may be dispatched once their notBefore has passed
-	draining []*originState   // given-up origins with entries still to hand out as refused
-	queued   int              // entries waiting, as far as this frontier knows
-	taken    int              // items handed out and not acknowledged
-	sources  int              // open Sources: the crawl is not over while one is
+	retired  map[string]tally       // the counters of forgotten origins
+	lru      idle.List[originState] // the origins by last use, for forgetting (see forget.go)
+	ready    readyHeap              // origins that may be dispatched once their notBefore has passed
+	draining []*originState         // given-up origins with entries still to hand out as refused
+	queued   int                    // entries waiting, as far as this frontier knows
+	taken    int                    // items handed out and not acknowledged
+	sources  int                    // open Sources: the crawl is not over while one is
 	closed   bool
 	changed  chan struct{} // closed and replaced whenever what may go changes
 	seq      uint64        // orders origins with equal notBefore: first come, first served
@@ -158,6 +158,7 @@ func New(opts Options) (*Frontier, error) {
 		log:         opts.Logger,
 		forgetAfter: cmp.Or(opts.ForgetAfter, DefaultForgetAfter),
 		origins:     map[string]*originState{},
+		lru:         idle.New(func(o *originState) *idle.Links[originState] { return &o.idle }),
 		retired:     map[string]tally{},
 		changed:     make(chan struct{}),
 	}
@@ -319,7 +320,7 @@ func (f *Frontier) Ack(it Item, fetchErr error) error {
 	}
 	t.acked = true
 	o := t.o
-	f.touch(o, f.tm.Now())
+	f.lru.Touch(o, f.tm.Now())
 	o.inProgress--
 	f.taken--
 	if it.Refused != nil {

@@ -8,6 +8,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"github.com/politecrawl/etiquette/internal/idle"
 	"slices"
 	"time"
 
@@ -30,8 +31,7 @@ type originState struct {
 	admit      int       // URLs that may still go while it is held
 	sources    []*Source // open Sources of the origin
 
-	used           time.Time    // last use, for forgetting (see forget.go)
-	older, younger *originState // neighbours in the list of origins by last use
+	idle idle.Links[originState] // its place in Frontier.lru, for forgetting (see forget.go)
 
 	done, duplicates, dropped, refused, drained int64
 }
@@ -49,7 +49,7 @@ func (f *Frontier) origin(key string) *originState {
 		f.origins[key] = o
 	}
 	now := f.tm.Now()
-	f.touch(o, now)
+	f.lru.Touch(o, now)
 	f.sweep(now)
 	return o
 }

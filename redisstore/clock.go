@@ -5,6 +5,7 @@ package redisstore
 
 import (
 	"cmp"
+	"github.com/politecrawl/etiquette/internal/idle"
 	"log/slog"
 	"slices"
 	"sync"
@@ -74,8 +75,8 @@ type Clock struct {
 
 	mu    sync.Mutex
 	lines map[string]*line
-	// young and old are the ends of the list of lines in order of last use (clock_forget.go).
-	young, old *line
+	// lru holds the lines in order of last use (clock_forget.go).
+	lru idle.List[line]
 	// now reads the time lines are used and forgotten by; time.Now but in this package's tests.
 	now func() time.Time
 
@@ -91,7 +92,7 @@ var _ hostclock.Clock = (*Clock)(nil)
 // Clock returns the store's host clock; every call returns the same one.
 func (s *Store) Clock() *Clock {
 	s.clockOnce.Do(func() {
-		s.clock = &Clock{s: s, cfg: s.opts.Clock, log: cmp.Or(s.opts.Clock.Logger, s.log), lines: map[string]*line{},
+		s.clock = &Clock{s: s, cfg: s.opts.Clock, log: cmp.Or(s.opts.Clock.Logger, s.log), lines: map[string]*line{}, lru: idle.New(func(ln *line) *idle.Links[line] { return &ln.idle }),
 			now: time.Now}
 		s.clock.wake = newWakeups(s.client, s.clock.freed, s.log)
 		s.beat.add(s.clock.renew)
@@ -118,11 +119,9 @@ type line struct {
 	// generation.go), learnt at genAt; "" until the first answer.
 	gen   string
 	genAt time.Time
-	// used is when this process last used the line; younger and older link it into the clock's
-	// list of lines by last use (clock_forget.go).
-	used           time.Time
-	younger, older *line
-	forgotten      bool // removed from Clock.lines: a caller still holding it changes nothing that lasts
+	// idle is the line's place in the clock's list of lines by last use (clock_forget.go).
+	idle      idle.Links[line]
+	forgotten bool // removed from Clock.lines: a caller still holding it changes nothing that lasts
 }
 
 type floorWrite struct {

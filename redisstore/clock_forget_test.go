@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/idle"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/redisstore/redistest"
@@ -117,7 +118,7 @@ func TestALineHoldingARequestIsRemembered(t *testing.T) {
 	<-waiting
 
 	m.advance(10 * hostclock.DefaultForgetAfter)
-	useOthers(t, c, 2*sweepBatch)
+	useOthers(t, c, 2*idle.SweepBatch)
 	if !remembered(c, "flight.forget.test") || !remembered(c, "wait.forget.test") {
 		t.Fatalf("a line was forgotten with a request in flight (%v) or waiting (%v)",
 			remembered(c, "flight.forget.test"), remembered(c, "wait.forget.test"))
@@ -129,7 +130,7 @@ func TestALineHoldingARequestIsRemembered(t *testing.T) {
 		t.Fatalf("the waiting Acquire returned %v, want context.Canceled", err)
 	}
 	m.advance(hostclock.DefaultForgetAfter)
-	useOthers(t, c, 2*sweepBatch)
+	useOthers(t, c, 2*idle.SweepBatch)
 	if remembered(c, "flight.forget.test") || remembered(c, "wait.forget.test") {
 		t.Errorf("lines still remembered a ForgetAfter after their requests ended (in flight %v, waiting %v)",
 			remembered(c, "flight.forget.test"), remembered(c, "wait.forget.test"))

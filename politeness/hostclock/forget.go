@@ -3,68 +3,31 @@
 
 package hostclock
 
-import "time"
+import (
+	"time"
+
+	"github.com/politecrawl/etiquette/internal/idle"
+)
 
 // DefaultForgetAfter is Config.ForgetAfter when it is 0: an origin nothing has happened to for
 // a minute — no request waiting or in flight, no pause, Crawl-delay, 429 penalty, run of errors
 // or slowdown in force — is forgotten, and costs nothing until it is used again.
 const DefaultForgetAfter = time.Minute
 
-// sweepBatch bounds the origins one call looks at for forgetting: more than the one origin a
-// call can add, so idle origins are forgotten faster than new ones arrive, and few enough that
-// no call pays for a scan of every origin.
-const sweepBatch = 4
-
-// touch marks s used at now: it moves to the young end of the clock's list of origins, which is
-// kept in order of last use so that the sweep looks at the oldest first. It requires l.mu held.
-func (l *Local) touch(s *state, now time.Time) {
-	s.used = now
-	if l.young == s {
-		return
-	}
-	l.unlink(s)
-	s.older = l.young
-	if l.young != nil {
-		l.young.younger = s
-	}
-	l.young = s
-	if l.old == nil {
-		l.old = s
-	}
-}
-
-// unlink takes s out of the list of origins. It requires l.mu held.
-func (l *Local) unlink(s *state) {
-	if s.younger != nil {
-		s.younger.older = s.older
-	} else if l.young == s {
-		l.young = s.older
-	}
-	if s.older != nil {
-		s.older.younger = s.younger
-	} else if l.old == s {
-		l.old = s.younger
-	}
-	s.older, s.younger = nil, nil
-}
-
-// sweep looks at up to sweepBatch of the least recently used origins and forgets those unused
-// for Config.ForgetAfter that nothing holds (see forgettable); one that something still holds
-// is looked at again after another ForgetAfter. It requires l.mu held.
+// sweep forgets up to idle.SweepBatch of the least recently used origins unused for
+// Config.ForgetAfter that nothing holds (see forgettable); one that something still holds is
+// looked at again after another ForgetAfter. It requires l.mu held.
 func (l *Local) sweep(now time.Time) {
-	if l.cfg.ForgetAfter < 0 {
-		return
-	}
-	for range sweepBatch {
-		s := l.old
-		if s == nil || now.Sub(s.used) < l.cfg.ForgetAfter {
+	for range idle.SweepBatch {
+		s := l.lru.Idle(now, l.cfg.ForgetAfter)
+		if s == nil {
 			return
 		}
 		if !l.forgettable(s, now) {
-			l.touch(s, now)
+			l.lru.Touch(s, now)
 			continue
 		}
-		l.unlink(s)
+		l.lru.Remove(s)
 		delete(l.origins, s.key)
 		s.forgotten = true
 	}

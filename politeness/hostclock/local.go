@@ -5,6 +5,7 @@ package hostclock
 
 import (
 	"cmp"
+	"github.com/politecrawl/etiquette/internal/idle"
 	"log/slog"
 	"maps"
 	"sync"
@@ -49,8 +50,7 @@ type Local struct {
 
 	mu      sync.Mutex
 	origins map[string]*state
-	old     *state // the least recently used origin: where the sweep begins
-	young   *state // the most recently used origin
+	lru     idle.List[state] // the origins by last use, for forgetting (see forget.go)
 
 	// testHookEnqueue, set only by this package's tests before first use, is called with mu held
 	// whenever a request joins an origin's line, so a test knows its requests are in line
@@ -69,7 +69,7 @@ func NewLocal(cfg Config) (*Local, error) {
 }
 
 func newLocal(cfg Config) *Local {
-	return &Local{cfg: cfg, origins: make(map[string]*state)}
+	return &Local{cfg: cfg, origins: make(map[string]*state), lru: idle.New(func(s *state) *idle.Links[state] { return &s.idle })}
 }
 
 func (l *Local) logger() *slog.Logger { return quietlog.Or(l.cfg.Logger) }
@@ -101,9 +101,8 @@ type state struct {
 	gaveUp     *GiveUpError
 	st         OriginStats
 
-	used           time.Time // last use, for forgetting (see forget.go)
-	older, younger *state    // neighbours in the list of origins by last use
-	forgotten      bool      // removed from Local.origins
+	idle      idle.Links[state] // its place in Local.lru
+	forgotten bool              // removed from Local.origins
 }
 
 // origin returns key's state, creating it, marks it used at now, and forgets a few idle
@@ -115,7 +114,7 @@ func (l *Local) origin(key string, now time.Time) *state {
 		s.st.Origin = key
 		l.origins[key] = s
 	}
-	l.touch(s, now)
+	l.lru.Touch(s, now)
 	l.sweep(now)
 	return s
 }
@@ -126,7 +125,7 @@ func (l *Local) current(s *state, now time.Time) *state {
 	if s.forgotten {
 		return l.origin(s.key, now)
 	}
-	l.touch(s, now)
+	l.lru.Touch(s, now)
 	return s
 }
 
