@@ -164,8 +164,10 @@ func (o *crawlOutput) descriptorFailures() int {
 func refusal(err error) (refused, reason string) {
 	err = withoutRequest(err)
 	var gone *hostclock.GiveUpError
-	switch _, byRule := blockedByRule(err); {
-	case byRule:
+	switch {
+	case errors.Is(err, robots.ErrDisallowed):
+		// A rule of robots.txt, or a robots.txt that cannot be read: the door's robots gate
+		// refused it, and the report counts it on the robots.txt line, so it has one name here too.
 		return "robots", err.Error()
 	case errors.As(err, &gone):
 		return "budget", err.Error()

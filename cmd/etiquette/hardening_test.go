@@ -170,8 +170,8 @@ func TestUnreadableRobotsTxt(t *testing.T) {
 			continue
 		}
 		found = true
-		if l.Refused != "error" || !strings.HasPrefix(l.Reason, "robots.txt") || strings.Contains(l.Reason, `Get "`) || !strings.Contains(l.Reason, "500") {
-			t.Errorf("crawl: the page's line is %+v; want refused error with the library's robots.txt reason", l)
+		if l.Refused != "robots" || !strings.HasPrefix(l.Reason, "robots.txt") || strings.Contains(l.Reason, `Get "`) || !strings.Contains(l.Reason, "500") {
+			t.Errorf("crawl: the page's line is %+v; want refused robots with the library's robots.txt reason", l)
 		}
 	}
 	if !found {
