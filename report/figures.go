@@ -145,7 +145,7 @@ const noOrigin = "(no origin)"
 type Report struct {
 	Start, End time.Time // the first and the last event
 	Events     int       // events read
-	Origins    []Origin  // sorted by Origin
+	Origins    []Origin  // sorted by Name
 	About      string    // Options.About
 }
 

@@ -46,7 +46,8 @@ func TestLabelsNameTheOrigins(t *testing.T) {
 	evs := []events.Event{admitted(0, "http://a.test/p"), response(10, "http://a.test/p", 200, "miss", 10),
 		{Time: at(20), Type: events.Admitted, URL: "http://b.test/", Origin: "b.test"}}
 	labelled := report.Summarize(evs, nil, report.Options{Labels: map[string]string{"a.test": "blog"}})
-	want(t, "names", []string{labelled.Origins[0].Name, labelled.Origins[1].Name}, []string{"blog (a.test)", "b.test"})
+	// Listed by name, as a reader looks them up: b.test before blog (a.test).
+	want(t, "names", []string{labelled.Origins[0].Name, labelled.Origins[1].Name}, []string{"b.test", "blog (a.test)"})
 	if s := text(t, labelled); !strings.Contains(s, "\nblog (a.test)\n  requests") || !strings.Contains(s, "\nb.test\n") {
 		t.Errorf("the text does not head the origins with their names:\n%s", s)
 	}

@@ -234,6 +234,8 @@ func (r *Recorder) Report(found *Found) *Report {
 		f.finish()
 		rep.Origins = append(rep.Origins, f)
 	}
+	// By how the report names them: a demo's labels (archive, blog, docs, shop), else host:port.
+	slices.SortStableFunc(rep.Origins, func(a, b Origin) int { return strings.Compare(a.Name, b.Name) })
 	return rep
 }
 
