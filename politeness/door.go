@@ -171,7 +171,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return d.cache
 		},
 		func(next http.RoundTripper) http.RoundTripper {
-			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger, Deadline: hostclock.StartBy})
+			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger})
 		},
 		// Set-Cookie is filed here, below the cache and backoff, so that the cookies of a 304 and
 		// of a retried 429 are counted too; the Cookie header is decided above the cache.
