@@ -4,6 +4,15 @@
 // Most scrapers need one line:
 //
 //	if err := extensions.Polite(c, politeness.Policy{Identity: id}); err != nil { … }
+//
+// Every setting is a field of politeness.Policy (the identity comes from package
+// politeness/identity). The other functions: [Install] is Polite that also returns the door, for
+// its events and stats; [Status] tells whether the collector still sends through it; [Kind]
+// marks a collector's requests (a sitemap reader, a feed reader); [Discover] seeds a collector
+// with what a site publishes for machines (sitemaps, llms.txt, feeds; see discovery/plan) and
+// [FoundVia] tells a request where its URL was found; [UserTriggered] sets up a collector that
+// fetches a page because one person asked. Package report turns the door's events into a
+// report; package etiquettetest checks a scraper against a recording site in its tests.
 package extensions
 
 import (
