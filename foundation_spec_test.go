@@ -148,11 +148,11 @@ var _ = Describe("a Colly scraper with extensions.Polite", func() {
 		})
 	})
 
-	Context("with extensions.Identify, the default policy", func() {
+	Context("with extensions.Polite and a policy naming only the identity (the defaults)", func() {
 		It("identifies every request and caches on disk in the user cache directory", func() {
 			cacheHome := GinkgoT().TempDir()
 			GinkgoT().Setenv("XDG_CACHE_HOME", cacheHome)
-			Expect(extensions.Identify(c, exampleBot())).To(Succeed())
+			Expect(extensions.Polite(c, politeness.Policy{Identity: exampleBot()})).To(Succeed())
 			Expect(c.Visit(home.URL + "/identified")).To(Succeed())
 			Expect(etiquettetest.Paths(home.Requests())).To(HaveExactElements("/robots.txt", "/identified"))
 			everyRequestIdentified(home)

@@ -7,6 +7,10 @@
 // [Purpose] and gets a [Jar] from [NewJar]: a strict [net/http.CookieJar] that keeps only those
 // cookies, as session cookies, in memory, per origin, and refuses everything else visibly.
 //
+// Most users never call NewJar: they set politeness.Policy.Cookies to a Purpose and the door
+// builds the jar, files every answer's Set-Cookie through it and reports the refusals (in its
+// events, and so in package report). [Classify] answers "what is this cookie for?" on its own.
+//
 // One taxonomy serves both sides: [Category] is what the classifier says a cookie is for, and a
 // Purpose declares the categories it needs from the three that can be declared (Session,
 // LoadBalancer, CSRF; [Category.Declarable]). A separate "purpose class" type would repeat those

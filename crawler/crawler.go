@@ -2,6 +2,12 @@
 // through an http.Client (normally the door's), read HTML bodies through discovery/links as they
 // stream, queue the links in scope one level deeper, and report what became of every URL.
 //
+// It is for a Go program that crawls without Colly (a Colly scraper uses extensions.Polite and,
+// for discovery, extensions.Discover). Make a door with politeness.NewDoor, then call [Run] with
+// a [Config] whose Client is the door's client and whose Start lists the start URLs; the
+// [Summary] it returns, and the door's events turned into a report by package report, say what
+// the crawl did. Package frontier holds the URLs (its Frontier can be shared through redisstore).
+//
 // With Config.Discovery, each start origin's sitemaps, llms.txt, feeds and APIs are read first
 // (discovery/plan, which documents the order): the URLs they list are queued as they stream in,
 // the start page is fetched after the sitemaps and llms.txt, and the origin's other pages only

@@ -4,6 +4,15 @@
 // Most scrapers need one line:
 //
 //	if err := extensions.Polite(c, politeness.Policy{Identity: id}); err != nil { … }
+//
+// Every setting is a field of politeness.Policy (the identity comes from package
+// politeness/identity). The other functions: [Install] is Polite that also returns the door, for
+// its events and stats; [Status] tells whether the collector still sends through it; [Kind]
+// marks a collector's requests (a sitemap reader, a feed reader); [Discover] seeds a collector
+// with what a site publishes for machines (sitemaps, llms.txt, feeds; see discovery/plan) and
+// [FoundVia] tells a request where its URL was found; [UserTriggered] sets up a collector that
+// fetches a page because one person asked. Package report turns the door's events into a
+// report; package etiquettetest checks a scraper against a recording site in its tests.
 package extensions
 
 import (
@@ -29,7 +38,11 @@ var ErrDoorBypassed = errors.New("etiquette: the collector's transport is no lon
 
 // Polite installs the one door as c's transport: every request c and its clones send — pages,
 // redirect hops, retries — is identified, robots-checked, cookie-free unless a purpose needs
-// cookies, cached and budgeted.
+// cookies, cached and budgeted. A Policy naming only its Identity gets the defaults: 3 request
+// starts per second per host, 2 in flight, robots.txt for the identity's crawl token, no cookies,
+// a disk cache in the user cache directory. There is no lighter way to identify a collector: a
+// User-Agent set anywhere but the transport misses robots.txt fetches, redirect hops and retries
+// (and is overwritten by callbacks such as Colly's RandomUserAgent).
 //
 // What c already has is carried into the door, refused, or overridden and said — never dropped:
 //   - carried: a proxy set with SetProxy or SetProxyFunc (into Policy.Proxy), an *http.Transport

@@ -3,6 +3,15 @@
 // backs off when a site asks and waits for the origin's turn — in that order, for every request,
 // redirect hop, robots.txt fetch and retry.
 //
+// Where to start: a Colly scraper calls extensions.Polite, which builds the door into its
+// collector; from this package it only fills a [Policy]. Any other Go program makes the door with
+// [NewDoor] — Policy{Identity: id}, the identity from package politeness/identity, is a complete
+// policy with the defaults — and sends through [Door.Client], or uses the [Door] as an
+// [net/http.RoundTripper]. Policy holds every setting and documents its default. Siblings:
+// crawler.Run crawls through a door; package report turns the door's events ([Door.Events],
+// package politeness/events) into a report; package etiquettetest checks a scraper against a
+// recording site; package redisstore shares the per-origin state between machines.
+//
 // The stack, top to bottom, as [NewDoor] builds it:
 //
 //	identity → robots gate → cookies → cache → backoff → host clock → net/http.Transport
@@ -171,7 +180,7 @@ func newDoor(p Policy, bottom http.RoundTripper) (*Door, error) {
 			return d.cache
 		},
 		func(next http.RoundTripper) http.RoundTripper {
-			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger, Deadline: hostclock.StartBy})
+			return backoff.Layer(next, budget, backoff.Options{Sink: bus, Logger: logger})
 		},
 		// Set-Cookie is filed here, below the cache and backoff, so that the cookies of a 304 and
 		// of a retried 429 are counted too; the Cookie header is decided above the cache.

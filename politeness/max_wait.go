@@ -8,14 +8,23 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
 
+// ErrMaxWaitPassed marks the error of a user-triggered door's request that waited its whole
+// Policy.MaxWait for its origin's turn — in line behind the origin's requests in flight, or for
+// robots.txt — without being let through: errors.Is(err, ErrMaxWaitPassed) tells such a wait
+// from a request that started and then timed out (both also match context.DeadlineExceeded). A
+// request the door knew at once could not start in time fails with a *hostclock.WaitTooLongError
+// instead.
+var ErrMaxWaitPassed = startby.ErrPassed
+
 // boundWait gives every request of a user-triggered door a start bound, max after it entered
-// (hostclock.WithStartBy). A redirect hop keeps the bound of the request it belongs to — Go's
+// (startby.With). A redirect hop keeps the bound of the request it belongs to — Go's
 // http.Client builds a hop from the caller's context, so the bound is taken from the request that
 // got the redirect — and so does a retry. Below, the host clock refuses at once a request that
 // could only start later — behind the budget, a Crawl-delay or a Retry-After — with a
@@ -33,13 +42,13 @@ func boundWait(next http.RoundTripper, max time.Duration, clock hostclock.Clock,
 		}
 		by := time.Now().Add(max)
 		if req.Response != nil && req.Response.Request != nil { // a redirect hop
-			if first, ok := hostclock.StartBy(req.Response.Request.Context()); ok {
+			if first, ok := startby.From(req.Response.Request.Context()); ok {
 				by = first
 			}
 		}
 		// A caller's own bound may shorten the wait, never lengthen it past Policy.MaxWait.
-		if caller, ok := hostclock.StartBy(req.Context()); !ok || caller.After(by) {
-			req = req.WithContext(hostclock.WithStartBy(req.Context(), by))
+		if caller, ok := startby.From(req.Context()); !ok || caller.After(by) {
+			req = req.WithContext(startby.With(req.Context(), by))
 		} else {
 			by = caller
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/etiquette/etiquettetest"
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/robots"
@@ -55,7 +56,7 @@ func TestUserTriggeredWaitIsBoundedAcrossHops(t *testing.T) {
 		t.Errorf("the refusal was not counted: %v refused before, %v after", before.Refused, after.Refused)
 	}
 	// A caller's own later bound does not stretch Policy.MaxWait.
-	req, _ := http.NewRequestWithContext(hostclock.WithStartBy(context.Background(), time.Now().Add(time.Hour)), http.MethodGet, origin.URL+"/other", nil)
+	req, _ := http.NewRequestWithContext(startby.With(context.Background(), time.Now().Add(time.Hour)), http.MethodGet, origin.URL+"/other", nil)
 	if _, err := d.Client().Do(req); !errors.As(err, &tl) || tl.Reason != hostclock.ReasonRetryAfter {
 		t.Errorf("a request with its own bound an hour away, to an origin paused for a minute, got %v; want the same refusal", err)
 	}
@@ -79,7 +80,7 @@ func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, hostclock.ErrStartByPassed) || !strings.Contains(err.Error(), "robots.txt") {
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrMaxWaitPassed) || !strings.Contains(err.Error(), "robots.txt") {
 			t.Errorf("the request waiting for a robots.txt that does not come got %v; want a deadline error about robots.txt", err)
 		}
 	case <-time.After(20 * time.Second): // bound for a loaded machine; the robots.txt never comes
@@ -91,7 +92,7 @@ func TestUserTriggeredWaitForRobotsTxtIsBounded(t *testing.T) {
 }
 
 // A request that started within its bound and then timed out waiting for the answer is not a wait
-// cut by the bound: its error is not marked ErrStartByPassed (what tells a caller, such as
+// cut by the bound: its error is not marked ErrMaxWaitPassed (what tells a caller, such as
 // `etiquette fetch`, that Policy.MaxWait ended it).
 func TestUserTriggeredSlowAnswerIsNotAWaitCutByTheBound(t *testing.T) {
 	release := make(chan struct{})
@@ -106,7 +107,7 @@ func TestUserTriggeredSlowAnswerIsNotAWaitCutByTheBound(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a hanging answer got %v, want the request's timeout", err)
 	}
-	if errors.Is(err, hostclock.ErrStartByPassed) {
+	if errors.Is(err, ErrMaxWaitPassed) {
 		t.Errorf("a request that started and timed out is reported as a wait cut by its bound: %v", err)
 	}
 }
@@ -133,7 +134,7 @@ func TestUserTriggeredBoundStaysOffTheSharedRobotsTxtFetch(t *testing.T) {
 	d := testDoorAt(t, origin.Addr(), func(p *Policy) {
 		p.Mode, p.MaxWait, p.Clock, p.Robots = UserTriggered, 100*time.Millisecond, clock, keeper
 	})
-	if _, err := d.Client().Get(origin.URL + "/page"); !errors.Is(err, hostclock.ErrStartByPassed) {
+	if _, err := d.Client().Get(origin.URL + "/page"); !errors.Is(err, ErrMaxWaitPassed) {
 		t.Fatalf("the person's request got %v; want its wait for robots.txt cut by the bound", err)
 	}
 	u, _ := url.Parse(origin.URL + "/page")

@@ -73,7 +73,7 @@ func namedTimeout(req *http.Request, timeout time.Duration, err error) error {
 	var tl *hostclock.WaitTooLongError
 	switch {
 	case !errors.Is(err, context.DeadlineExceeded), req.Context().Err() != nil,
-		errors.As(err, &tl), errors.Is(err, hostclock.ErrStartByPassed):
+		errors.As(err, &tl), errors.Is(err, ErrMaxWaitPassed):
 		return err // not a timeout, the caller's own deadline, or a wait bound with its own words
 	}
 	var te *TimeoutError

@@ -65,9 +65,9 @@ type Policy struct {
 	// entered the door, redirect hops included. When the clock already knows the earliest start
 	// is later, the request fails at once with a *hostclock.WaitTooLongError naming the reason;
 	// a wait that reaches the bound (in line behind the origin's requests in flight, or for
-	// robots.txt) fails then. errors.Is(err, context.DeadlineExceeded) holds for all three, and
-	// nothing is sent early. The
-	// robots.txt request counts as a start: behind a Crawl-delay of 10 s or more (the clock adds a
+	// robots.txt) fails then, marked with ErrMaxWaitPassed. errors.Is(err,
+	// context.DeadlineExceeded) holds for all three, and nothing is sent early. The robots.txt
+	// request counts as a start: behind a Crawl-delay of 10 s or more (the clock adds a
 	// small margin) a page whose robots.txt was just read cannot start within the default. 0
 	// means DefaultMaxWait; a negative MaxWait is refused by NewDoor.
 	MaxWait time.Duration

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -58,7 +59,7 @@ func robotsFetch(top http.RoundTripper, exchange time.Duration, sink events.Sink
 		}
 		ctx, cancel := context.WithTimeout(hostclock.WithTimeout(context.WithoutCancel(ctx), allowance), robotsMaxWait)
 		// A person's start bound (boundWait) stays with the person's request: the fetch is shared.
-		ctx = markInternal(kind.WithKind(hostclock.WithStartBy(ctx, time.Time{}), kind.Robots))
+		ctx = markInternal(kind.WithKind(startby.With(ctx, time.Time{}), kind.Robots))
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, robotsURL, nil)
 		if err != nil {
 			cancel()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/hostclock"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -55,9 +56,9 @@ func robotsGate(next http.RoundTripper, keeper *robots.Keeper, reading robots.Re
 }
 
 // lookupWithin is keeper.Lookup, waiting for robots.txt no longer than the request's start bound
-// (hostclock.WithStartBy), if it has one: the shared fetch goes on for the others, and this
-// request fails with an error for which errors.Is(err, hostclock.ErrStartByPassed) holds (and
+// (startby.With), if it has one: the shared fetch goes on for the others, and this
+// request fails with an error for which errors.Is(err, ErrMaxWaitPassed) holds (and
 // errors.Is(err, context.DeadlineExceeded)).
 func lookupWithin(ctx context.Context, keeper *robots.Keeper, u *url.URL, fetch robots.Fetch) (*robots.Entry, error) {
-	return hostclock.WaitWithin(ctx, func(ctx context.Context) (*robots.Entry, error) { return keeper.Lookup(ctx, u, fetch) })
+	return startby.Wait(ctx, func(ctx context.Context) (*robots.Entry, error) { return keeper.Lookup(ctx, u, fetch) })
 }

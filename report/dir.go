@@ -62,16 +62,3 @@ func (d *Dir) Close(found *Found) (*Report, error) {
 	}
 	return rep, errors.Join(errJSONL, errHTML)
 }
-
-// WriteDir writes a report directory for events already in memory: shorthand for Create,
-// Record of each event, and Close.
-func WriteDir(dir string, evs []events.Event, found *Found, o Options) (*Report, error) {
-	d, err := Create(dir, o)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range evs {
-		d.Record(e)
-	}
-	return d.Close(found)
-}

@@ -37,7 +37,7 @@ func TestWriteDir(t *testing.T) {
 	var found report.Found
 	found.Add("http://a.test/p", "link")
 	evs := crawlEvents()
-	rep, err := report.WriteDir(dir, evs, &found, report.Options{})
+	rep, err := writeDir(dir, evs, &found, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestWriteDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := report.ReadJSONL(bytes.NewReader(raw))
+	back, err := readJSONL(bytes.NewReader(raw))
 	if err != nil || len(back) != len(evs) {
 		t.Fatalf("events.jsonl: %d events, %v; want %d", len(back), err, len(evs))
 	}
@@ -126,7 +126,7 @@ func TestCreateStreamsEventsAsTheCrawlRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	back, err := report.ReadJSONL(f)
+	back, err := readJSONL(f)
 	if err != nil || len(back) != len(evs) {
 		t.Errorf("events.jsonl: %d events, %v; want %d", len(back), err, len(evs))
 	}

@@ -141,7 +141,7 @@ const noOrigin = "(no origin)"
 
 // Report is what a crawl did to each origin it touched, computed from its event stream. Make one
 // with [Summarize] or a [Recorder]; print it with [Report.WriteText], or write a report
-// directory with [WriteDir] or [Create].
+// directory with [Create].
 type Report struct {
 	Start, End time.Time // the first and the last event
 	Events     int       // events read

@@ -79,7 +79,7 @@ type htmlSwatch struct {
 
 // WriteHTML writes the report as one HTML document, self-contained: no script, no stylesheet
 // or image to fetch; each origin's timeline is inline SVG drawn with gonum.org/v1/plot. The page
-// links events.jsonl beside it, as [Create] and [WriteDir] write it.
+// links events.jsonl beside it, as a [Dir] made by [Create] writes it.
 func (r *Report) WriteHTML(w io.Writer) error {
 	data := htmlPage{Font: template.CSS(fontStack), About: r.About, Headline: r.headline()}
 	// Every origin's timeline has the same x axis, so the plots of one page can be compared.

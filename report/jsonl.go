@@ -275,21 +275,3 @@ func (r *JSONLReader) readLine() (b []byte, tooLong bool, err error) {
 		}
 	}
 }
-
-// ReadJSONL reads every event of r into memory. It stops at the first line that is not an event
-// and returns the events before it with the *[LineError]; use a [JSONLReader] to skip bad
-// lines, or to read a file too large to hold.
-func ReadJSONL(r io.Reader) ([]events.Event, error) {
-	jr := NewJSONLReader(r)
-	var out []events.Event
-	for {
-		e, err := jr.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, e)
-	}
-}

@@ -53,7 +53,7 @@ func TestJSONLRoundTrips(t *testing.T) {
 	if n := strings.Count(buf.String(), "\n"); n != len(evs) || w.Written() != len(evs) {
 		t.Fatalf("%d lines, %d written, want %d:\n%s", n, w.Written(), len(evs), buf.String())
 	}
-	got, err := report.ReadJSONL(&buf)
+	got, err := readJSONL(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +118,9 @@ func TestJSONLReaderBadLines(t *testing.T) {
 			if _, err := r.Next(); err != io.EOF {
 				t.Fatalf("end: %v, want io.EOF", err)
 			}
-			evs, err := report.ReadJSONL(strings.NewReader(good + "\n" + tt.line + "\n" + good))
+			evs, err := readJSONL(strings.NewReader(good + "\n" + tt.line + "\n" + good))
 			if len(evs) != 1 || !errors.As(err, &le) || le.Line != 2 {
-				t.Errorf("ReadJSONL: %d events, %v; want the 1 event before the bad line 2", len(evs), err)
+				t.Errorf("readJSONL: %d events, %v; want the 1 event before the bad line 2", len(evs), err)
 			}
 		})
 	}
@@ -192,7 +192,7 @@ func FuzzJSONLReader(f *testing.F) {
 				}
 				continue
 			}
-			again, err := report.ReadJSONL(&buf)
+			again, err := readJSONL(&buf)
 			if err != nil || len(again) != 1 {
 				t.Fatalf("re-reading %q: %v", buf.String(), err)
 			}

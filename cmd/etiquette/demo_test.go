@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -168,9 +169,15 @@ func readEvents(t *testing.T, name string) []events.Event {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	evs, err := report.ReadJSONL(f)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+	var evs []events.Event
+	for r := report.NewJSONLReader(f); ; {
+		e, err := r.Next()
+		if err == io.EOF {
+			return evs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		evs = append(evs, e)
 	}
-	return evs
 }

@@ -105,7 +105,7 @@ func runFetch(ctx context.Context, args []string, e env) (int, error) {
 		if errors.As(err, &tl) {
 			return exitNo, tooLong(tl, *maxWait, pause.get())
 		}
-		if errors.Is(err, hostclock.ErrStartByPassed) {
+		if errors.Is(err, politeness.ErrMaxWaitPassed) {
 			return exitNo, fmt.Errorf("waited %s (--max-wait) for the site's turn%s: %w", roughly(*maxWait), pausedBy(pause.get()), withoutRequest(err))
 		}
 		// Anything else — robots.txt unreachable among them — is a failure to fetch (exit 1),

@@ -20,13 +20,13 @@ const (
 	maxCatalogAPIs  = 100     // APIs kept per catalog
 )
 
-// ErrNotCatalog is wrapped by ParseAPICatalog's error when the body is not a linkset in JSON
-// (RFC 9264 §4.2), the one form of API catalog the planner reads. The catalog is then only
+// ErrNotCatalog is wrapped by the error of an API catalog read when the body is not a linkset in
+// JSON (RFC 9264 §4.2), the one form of API catalog the planner reads. The catalog is then only
 // recorded, by its URL.
 var ErrNotCatalog = errors.New("not an API catalog in linkset JSON")
 
-// Catalog is what an API catalog lists.
-type Catalog struct {
+// catalog is what an API catalog lists.
+type catalog struct {
 	// APIs are the APIs the catalog names, absolute, in catalog order: the anchor of each entry
 	// that describes an API (service-desc, service-doc, service-meta; RFC 9727 §4.1) and each
 	// "item" target (RFC 9727 §4.2). At most 100.
@@ -36,10 +36,10 @@ type Catalog struct {
 	Docs []*url.URL
 }
 
-// ParseAPICatalog reads an API catalog fetched from catalogURL with the response's Content-Type
+// parseAPICatalog reads an API catalog fetched from catalogURL with the response's Content-Type
 // (RFC 9727 §2 says application/linkset+json; any type but HTML is read as JSON, since servers
 // label static files loosely). It reads at most 1 MiB.
-func ParseAPICatalog(body io.Reader, catalogURL *url.URL, contentType string) (*Catalog, error) {
+func parseAPICatalog(body io.Reader, catalogURL *url.URL, contentType string) (*catalog, error) {
 	if mt, _, err := mime.ParseMediaType(contentType); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
 		return nil, fmt.Errorf("API catalog %s: %w: served as %s", catalogURL.Redacted(), ErrNotCatalog, mt)
 	}
@@ -57,7 +57,7 @@ func ParseAPICatalog(body io.Reader, catalogURL *url.URL, contentType string) (*
 	if err != nil {
 		return nil, fmt.Errorf("API catalog %s: %w", catalogURL.Redacted(), err)
 	}
-	c := &Catalog{}
+	c := &catalog{}
 	seen := map[string]bool{}
 	addAPI := func(ref string) {
 		u, err := resolve.Clean(ref)

@@ -23,7 +23,7 @@ var contentTypes = map[string]bool{"text/markdown": true, "text/x-markdown": tru
 // in their URLs ("/docs/a", "/docs/a.md", "/docs/a.json", "/docs/a.html").
 var representationExts = map[string]bool{".md": true, ".markdown": true, ".json": true, ".html": true, ".htm": true}
 
-// Carries reports whether the typed link l, found on page (its final URL), is an alternate that
+// carries reports whether the typed link l, found on page (its final URL), is an alternate that
 // carries the page's content, so that it can stand in for the page's HTML. It does when all of
 // these hold:
 //
@@ -37,7 +37,7 @@ var representationExts = map[string]bool{".md": true, ".markdown": true, ".json"
 //     "/index.md", "/docs/a/" and "/docs/a.json" are one page; "/" and
 //     "/wp-json/wp/v2/pages/2" are not (WordPress's per-page JSON is an API record, not the
 //     page's content as published).
-func Carries(page *url.URL, l links.HeadLink) bool {
+func carries(page *url.URL, l links.HeadLink) bool {
 	if page == nil || l.URL == nil || l.Rel != links.RelAlternate {
 		return false
 	}

@@ -19,14 +19,14 @@ import (
 // what a start page advertises, and the bound keeps a hostile one from costing more.
 const maxLinkHeaderBytes = 64 << 10
 
-// HeaderLinks returns the typed links of h's Link fields (RFC 8288 §3) whose relation is one of
+// headerLinks returns the typed links of h's Link fields (RFC 8288 §3) whose relation is one of
 // those links.HeadLink reports (alternate, sitemap, the WordPress REST API, api-catalog),
 // resolved against base (the response's URL; RFC 8288 §3.1) by the rule of
 // discovery/discovered, in header order, at most links.MaxHeadLinks. A link with several of
 // those relations is reported once for each, as discovery/links does. A target that is not an
 // http(s) URL with a host, or is too long, is skipped; a malformed link-value ends the field it
 // is in, keeping what came before. Only the first 64 KiB of the fields are read.
-func HeaderLinks(h http.Header, base *url.URL) []links.HeadLink {
+func headerLinks(h http.Header, base *url.URL) []links.HeadLink {
 	if base == nil {
 		return nil
 	}

@@ -142,7 +142,7 @@ func (op *originPlan) readAdvertised(ctx context.Context, pages []*Page) {
 		if pg == nil || pg.URL == nil {
 			continue
 		}
-		for _, l := range append(HeaderLinks(pg.Header, pg.URL), pg.Head...) {
+		for _, l := range append(headerLinks(pg.Header, pg.URL), pg.Head...) {
 			all = append(all, advertisedLink{page: pg.URL, link: l})
 		}
 	}
@@ -169,7 +169,7 @@ func (op *originPlan) readAdvertised(ctx context.Context, pages []*Page) {
 					feedsRead++
 					op.readFeed(ctx, target, page)
 				}
-			case Carries(a.page, l):
+			case carries(a.page, l):
 				op.push(target, frontier.ViaAlternate, time.Time{})
 			}
 		case links.RelWordPressAPI:
@@ -288,7 +288,7 @@ func (op *originPlan) readCatalog(ctx context.Context, u *url.URL, page string) 
 	if !ok2xx(resp) {
 		return
 	}
-	c, err := ParseAPICatalog(resp.Body, resp.Request.URL, resp.Header.Get("Content-Type"))
+	c, err := parseAPICatalog(resp.Body, resp.Request.URL, resp.Header.Get("Content-Type"))
 	if err != nil {
 		noteError(resp, err)
 		op.p.mu.Lock()

@@ -66,7 +66,7 @@ func TestHeaderLinksReadsTheTypedLinksOfLinkFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := http.Header{"Link": tt.fields}
-			got := typedOf(HeaderLinks(h, mustURL(t, base)))
+			got := typedOf(headerLinks(h, mustURL(t, base)))
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("HeaderLinks(%q) = %+v; want %+v", tt.fields, got, tt.want)
 			}
@@ -76,7 +76,7 @@ func TestHeaderLinksReadsTheTypedLinksOfLinkFields(t *testing.T) {
 
 func TestHeaderLinksIsBounded(t *testing.T) {
 	h := http.Header{"Link": {strings.Repeat(`</s>; rel=sitemap, `, 10_000)}}
-	if n := len(HeaderLinks(h, mustURL(t, "https://example.org/"))); n != links.MaxHeadLinks {
+	if n := len(headerLinks(h, mustURL(t, "https://example.org/"))); n != links.MaxHeadLinks {
 		t.Fatalf("HeaderLinks kept %d links; want links.MaxHeadLinks (%d)", n, links.MaxHeadLinks)
 	}
 }
@@ -93,7 +93,7 @@ func FuzzHeaderLinks(f *testing.F) {
 	}
 	base := mustURL(f, "https://example.org/dir/page")
 	f.Fuzz(func(t *testing.T, field string) {
-		for _, l := range HeaderLinks(http.Header{"Link": {field}}, base) {
+		for _, l := range headerLinks(http.Header{"Link": {field}}, base) {
 			if l.URL == nil || (l.URL.Scheme != "http" && l.URL.Scheme != "https") || l.URL.Host == "" || l.URL.User != nil || l.URL.Fragment != "" {
 				t.Fatalf("HeaderLinks(%q) reported %v", field, l.URL)
 			}
@@ -136,7 +136,7 @@ func TestCarries(t *testing.T) {
 		t.Run(tt.page+" "+tt.href+" "+tt.typ, func(t *testing.T) {
 			page := mustURL(t, tt.page)
 			l := links.HeadLink{Rel: tt.rel, URL: page.ResolveReference(mustURL(t, tt.href)), Type: tt.typ}
-			if got := Carries(page, l); got != tt.want {
+			if got := carries(page, l); got != tt.want {
 				t.Fatalf("Carries = %v; want %v", got, tt.want)
 			}
 		})
@@ -169,7 +169,7 @@ func TestParseAPICatalog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := ParseAPICatalog(strings.NewReader(tt.body), catalog, tt.ctype)
+			c, err := parseAPICatalog(strings.NewReader(tt.body), catalog, tt.ctype)
 			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
 				t.Fatalf("ParseAPICatalog: %v; want %v", err, tt.err)
 			}
@@ -194,7 +194,7 @@ func FuzzParseAPICatalog(f *testing.F) {
 	f.Add(`[`)
 	catalog := mustURL(f, "https://example.org/.well-known/api-catalog")
 	f.Fuzz(func(t *testing.T, body string) {
-		c, err := ParseAPICatalog(strings.NewReader(body), catalog, "application/linkset+json")
+		c, err := parseAPICatalog(strings.NewReader(body), catalog, "application/linkset+json")
 		if err != nil {
 			if !errors.Is(err, ErrNotCatalog) {
 				t.Fatalf("error %v does not wrap ErrNotCatalog", err)

@@ -21,13 +21,13 @@
 //     already spoken for by the URLs queued for the origin. /llms-full.txt only when llms.txt
 //     links it, or with Options.LLMsFull.
 //  4. The start page — the one page fetched before the rest, by the crawl itself — because
-//     that is where feeds and APIs are advertised: its Link header ([HeaderLinks]) and the typed
+//     that is where feeds and APIs are advertised: its Link header (RFC 8288) and the typed
 //     <link> elements of its head (discovery/links).
 //  5. What the start page advertises: rel=alternate feeds (discovery/feeds); the WordPress REST
 //     API (rel="https://api.w.org/", discovery/wprest; when it is not offered the HTML crawl
 //     covers the site, nothing is worked around); an API catalog (rel=api-catalog, RFC 9727: its
 //     APIs recorded, its HTML documentation pages queued); rel=sitemap files; and JSON or
-//     Markdown alternates that carry the start page's content ([Carries]), queued as pages.
+//     Markdown alternates that carry the start page's content, queued as pages.
 //  6. Then the origin is released: its pages go out, and the HTML crawl follows their links for
 //     whatever none of the above listed. The frontier's de-duplication makes every URL one
 //     request, whichever source listed it first.

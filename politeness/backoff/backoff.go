@@ -14,13 +14,13 @@ package backoff
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
@@ -59,10 +59,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Now reads the time; nil means time.Now.
 	Now func() time.Time
-	// Deadline, when set, gives the time by which a request must start, if it has one (a
-	// user-triggered door's bound: hostclock.StartBy); a request whose origin is paused past it
-	// is not re-sent.
-	Deadline func(ctx context.Context) (time.Time, bool)
 }
 
 // DefaultRetry retries idempotent requests that can be re-sent (GET and HEAD without a body, or
@@ -81,8 +77,9 @@ func DefaultRetry(req *http.Request, resp *http.Response) bool {
 // host clock c has paused its origin, up to MaxRetries times; the caller sees the last response.
 // It is placed above the host clock layer, so every re-send takes a start slot. A request is not
 // re-sent when its Retry-After exceeds [MaxRetryAfter] (the clock gives the origin up), when the
-// origin is paused for longer than MaxWait or past the request's Deadline, or when its context ends
-// while waiting (the caller then gets the context's error).
+// origin is paused for longer than MaxWait or past the start bound a user-triggered door gives a
+// person's request (politeness.Policy.MaxWait), or when its context ends while waiting (the
+// caller then gets the context's error).
 //
 // The layer never waits itself: the clock below holds the retry until the pause ends. With c nil
 // nothing would hold it, so nothing is retried and every response passes through unchanged.
@@ -155,10 +152,10 @@ func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
 		if wait > t.o.MaxWait {
 			return stop()
 		}
-		if t.o.Deadline != nil {
-			if by, ok := t.o.Deadline(req.Context()); ok && until.After(by) {
-				return stop() // the retry could not start in time
-			}
+		// A person's request (a user-triggered door's start bound) is not re-sent when its
+		// origin is paused past the bound: the retry could not start in time.
+		if by, ok := startby.From(req.Context()); ok && until.After(by) {
+			return stop()
 		}
 		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 			body, berr := req.GetBody()

@@ -22,6 +22,9 @@ func SetDiskClock(s *DiskStore, now func() time.Time) {
 	s.nextScan.Store(0)
 }
 
+// FromHTTPCache adapts a gregjones/httpcache backend to a Store (see fromHTTPCache).
+var FromHTTPCache = fromHTTPCache
+
 // RefreshEvery is how long a disk store goes without looking for other processes' records.
 const RefreshEvery = refreshEvery
 

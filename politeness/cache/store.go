@@ -11,8 +11,8 @@ import (
 // a large body costs a buffer of memory, not its size. Keys are opaque strings chosen by the
 // transport. Implementations must be safe for concurrent use.
 //
-// The project ships [MemoryStore] (bounded, nothing on disk), [DiskStore] (a directory several
-// processes may share) and [FromHTTPCache] (any gregjones/httpcache backend).
+// The project ships [MemoryStore] (bounded, nothing on disk) and [DiskStore] (a directory several
+// processes may share); redisstore provides one that several machines share.
 type Store interface {
 	// Get returns the entry stored under key and a reader of its body, which the caller must
 	// close. An absent key gives an error wrapping [ErrNotFound]; a damaged entry gives one

@@ -21,13 +21,13 @@ type Directives map[string]string
 // CacheControl parses every line of h's Cache-Control field. Pragma is not read: RFC 9111 §5.4
 // deprecates it.
 func CacheControl(h http.Header) Directives {
-	return ParseDirectives(h.Values("Cache-Control"))
+	return parseDirectives(h.Values("Cache-Control"))
 }
 
-// ParseDirectives parses the lines of a Cache-Control field. Members that are not valid
+// parseDirectives parses the lines of a Cache-Control field. Members that are not valid
 // `token [ "=" ( token / quoted-string ) ]` (RFC 9111 §5.2) are ignored, never guessed at: a
 // space before or after "=" or a single-quoted value makes the directive invalid.
-func ParseDirectives(lines []string) Directives {
+func parseDirectives(lines []string) Directives {
 	var d Directives
 	for _, line := range lines {
 		for _, member := range SplitList(line) {

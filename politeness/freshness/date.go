@@ -25,8 +25,8 @@ var (
 // a letter, 0 a digit, anything else itself. Checking it needs no regular expression.
 const imfShape = "aaa, 00 aaa 0000 00:00:00 aaa"
 
-// ParseDate parses an HTTP-date strictly; ok is false for anything else.
-func ParseDate(s string) (time.Time, bool) {
+// parseDate parses an HTTP-date strictly; ok is false for anything else.
+func parseDate(s string) (time.Time, bool) {
 	if !isIMFFixdate(s) && !rfc850Date.MatchString(s) && !asctimeDate.MatchString(s) {
 		return time.Time{}, false
 	}
@@ -83,12 +83,12 @@ func normaliseCase(s string) string {
 	return strings.Replace(string(b), "Gmt", "GMT", 1)
 }
 
-// HeaderDate returns the single date in field name of h; several lines or an invalid date give
+// headerDate returns the single date in field name of h; several lines or an invalid date give
 // ok false.
-func HeaderDate(h http.Header, name string) (time.Time, bool) {
+func headerDate(h http.Header, name string) (time.Time, bool) {
 	v := h.Values(name)
 	if len(v) != 1 {
 		return time.Time{}, false
 	}
-	return ParseDate(strings.Trim(v[0], " \t"))
+	return parseDate(strings.Trim(v[0], " \t"))
 }

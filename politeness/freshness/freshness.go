@@ -49,14 +49,14 @@ func (r Response) Lifetime(cc Directives, h Heuristic) time.Duration {
 		return d
 	}
 	if len(r.Header.Values("Expires")) > 0 {
-		exp, ok := HeaderDate(r.Header, "Expires")
+		exp, ok := headerDate(r.Header, "Expires")
 		if !ok {
 			return 0
 		}
 		return max(0, exp.Sub(r.date()))
 	}
 	if h.Fraction > 0 && (HeuristicStatus(r.Status) || cc.Has("public")) {
-		if lm, ok := HeaderDate(r.Header, "Last-Modified"); ok {
+		if lm, ok := headerDate(r.Header, "Last-Modified"); ok {
 			if since := r.date().Sub(lm); since > 0 {
 				return min(time.Duration(float64(since)*h.Fraction), h.Max)
 			}
@@ -77,24 +77,24 @@ func (r Response) Explicit(cc Directives) bool {
 // Age is the response's current age at now (RFC 9111 §4.2.3): the larger of the apparent age
 // (ResponseTime − Date) and the corrected Age field, plus the time since it was received.
 func (r Response) Age(now time.Time) time.Duration {
-	ageValue, _ := AgeValue(r.Header)
+	age, _ := ageValue(r.Header)
 	apparent := max(0, r.ResponseTime.Sub(r.date()))
-	corrected := ageValue + r.ResponseTime.Sub(r.RequestTime)
+	corrected := age + r.ResponseTime.Sub(r.RequestTime)
 	return max(apparent, corrected) + now.Sub(r.ResponseTime)
 }
 
 // date is the response's Date, or the time it was received when Date is absent or invalid.
 func (r Response) date() time.Time {
-	if d, ok := HeaderDate(r.Header, "Date"); ok {
+	if d, ok := headerDate(r.Header, "Date"); ok {
 		return d
 	}
 	return r.ResponseTime
 }
 
-// AgeValue returns the Age field's value (RFC 9111 §5.1). Only the first member of the first line
+// ageValue returns the Age field's value (RFC 9111 §5.1). Only the first member of the first line
 // counts; a value that is not delta-seconds (negative, fractional, alphabetic) is ignored, as the
 // cache-tests suite expects, and values above 2^31 seconds are capped.
-func AgeValue(h http.Header) (time.Duration, bool) {
+func ageValue(h http.Header) (time.Duration, bool) {
 	lines := h.Values("Age")
 	if len(lines) == 0 {
 		return 0, false

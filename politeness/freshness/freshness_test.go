@@ -30,7 +30,7 @@ func TestParseDirectives(t *testing.T) {
 		{[]string{`no-cache="Set-Cookie, X-A"`}, "no-cache", "Set-Cookie, X-A", false, 0},
 		{[]string{` , ,no-store ,`}, "no-store", "", false, 0},
 	} {
-		d := ParseDirectives(tc.lines)
+		d := parseDirectives(tc.lines)
 		if got := d[tc.name]; got != tc.want {
 			t.Errorf("%q: %s = %q, want %q", tc.lines, tc.name, got, tc.want)
 		}
@@ -39,7 +39,7 @@ func TestParseDirectives(t *testing.T) {
 			t.Errorf("%q: Seconds(%s) = %v %v, want %v %v", tc.lines, tc.name, secs, ok, tc.secs, tc.ok)
 		}
 	}
-	if got := ParseDirectives([]string{`no-cache="set-cookie, , x-a"`}).Fields("no-cache"); len(got) != 2 || got[0] != "Set-Cookie" || got[1] != "X-A" {
+	if got := parseDirectives([]string{`no-cache="set-cookie, , x-a"`}).Fields("no-cache"); len(got) != 2 || got[0] != "Set-Cookie" || got[1] != "X-A" {
 		t.Errorf("Fields(no-cache) = %q, want [Set-Cookie X-A]", got)
 	}
 }
@@ -58,7 +58,7 @@ func TestAgeValue(t *testing.T) {
 		{[]string{"2147483649"}, MaxDelta * time.Second, true},
 		{[]string{"7", "9"}, 7 * time.Second, true}, // the first line counts
 	} {
-		got, ok := AgeValue(http.Header{"Age": tc.lines})
+		got, ok := ageValue(http.Header{"Age": tc.lines})
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("Age %q = %v %v, want %v %v", tc.lines, got, ok, tc.want, tc.ok)
 		}
@@ -88,7 +88,7 @@ func TestParseDate(t *testing.T) {
 		{"Sun, 31 Nov 1994 08:49:37 GMT", false}, // no such day
 		{"", false},
 	} {
-		got, ok := ParseDate(tc.in)
+		got, ok := parseDate(tc.in)
 		if ok != tc.ok || (ok && !got.Equal(want)) {
 			t.Errorf("%q = %v %v, want ok=%v", tc.in, got, ok, tc.ok)
 		}
@@ -156,7 +156,7 @@ func FuzzCacheControl(f *testing.F) {
 		f.Add(s, "")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		d := ParseDirectives([]string{a, b})
+		d := parseDirectives([]string{a, b})
 		for name := range d {
 			if !isToken(name) {
 				t.Fatalf("directive name %q is not a token", name)
@@ -166,7 +166,7 @@ func FuzzCacheControl(f *testing.F) {
 			}
 			_ = d.Fields(name)
 		}
-		AgeValue(http.Header{"Age": {a, b}})
+		ageValue(http.Header{"Age": {a, b}})
 	})
 }
 
@@ -178,11 +178,11 @@ func FuzzHTTPDate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, ok := ParseDate(s)
+		d, ok := parseDate(s)
 		if !ok {
 			return
 		}
-		back, ok := ParseDate(d.Format(http.TimeFormat))
+		back, ok := parseDate(d.Format(http.TimeFormat))
 		if !ok || !back.Equal(d) {
 			t.Fatalf("%q parsed as %v, which does not round-trip (%v %v)", s, d, back, ok)
 		}

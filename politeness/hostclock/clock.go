@@ -18,10 +18,13 @@
 // the server as far as the client can tell, keeps any one second from holding more than rate
 // starts in the server's own log, however the schedule catches up; see [Local].
 //
-// Most callers want [Layer] on top of a [Clock] — usually [Shared], the process-wide clock — and
-// never call Acquire themselves; a crawl frontier asks [Clock.Earliest] which origin may start
-// next. [Local] is the in-process implementation; a Redis implementation
-// of the same [Clock] interface lets several processes share one budget.
+// A user of the door does not call this package: politeness.NewDoor puts [Layer] on [Shared],
+// the process-wide clock, and Policy.Rate and Policy.Concurrency set the budget. What a user
+// meets here is a [*WaitTooLongError] and its Reason constants, [NewLocal] for a door with a
+// clock of its own (Policy.Clock, as a test does), and redisstore's implementation of the same
+// [Clock] interface, which lets several processes share one budget. Code that builds its own
+// transport puts [Layer] on a Clock and never calls Acquire itself; a crawl frontier asks
+// [Clock.Earliest] which origin may start next.
 package hostclock
 
 import (

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/backoff"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -45,51 +46,10 @@ func WithTimeout(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, timeoutKey{}, d)
 }
 
-type startByKey struct{}
-
-// WithStartBy returns a copy of ctx that asks the layer to start the request by t at the latest:
-// its wait for the origin's turn is bounded by t, while the exchange with the server keeps its own
-// timeout (it does not inherit t as a deadline). When the clock already knows the earliest start
-// is later than t, the request fails at once with a *WaitTooLongError; when it waited (in line
-// behind the origin's requests in flight) until t, with the clock's error for a wait cut short,
-// marked with ErrStartByPassed (errors.Is(err, context.DeadlineExceeded) holds too). A zero t removes the bound. Retries
-// of the request carry ctx; Go's http.Client builds a redirect hop from the caller's context, so
-// a caller that bounds a whole chain passes the bound on (the door's wait bound does).
-func WithStartBy(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, startByKey{}, t)
-}
-
-// StartBy returns the bound WithStartBy put on ctx, if any.
-func StartBy(ctx context.Context) (time.Time, bool) {
-	t, ok := ctx.Value(startByKey{}).(time.Time)
-	return t, ok && !t.IsZero()
-}
-
-// ErrStartByPassed marks the error of a request whose wait reached its start bound
-// (WithStartBy) before it was let through: errors.Is(err, ErrStartByPassed) tells such a wait
-// from a request that started and then timed out (both also match context.DeadlineExceeded).
-var ErrStartByPassed = errors.New("the wait reached its start bound")
-
-// WaitWithin runs wait with ctx bounded by its start bound (WithStartBy), if it has one, and marks
-// the error of a wait the bound cut short with ErrStartByPassed. It is how every wait of a bounded
-// request — for a slot here, for robots.txt in the door — keeps to the bound.
-func WaitWithin[T any](ctx context.Context, wait func(context.Context) (T, error)) (T, error) {
-	by, bounded := StartBy(ctx)
-	if !bounded {
-		return wait(ctx)
-	}
-	bctx, cancel := context.WithDeadline(ctx, by)
-	defer cancel()
-	v, err := wait(bctx)
-	if err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", ErrStartByPassed, err)
-	}
-	return v, err
-}
-
-// acquire asks c for a slot for req, its wait bounded by req's context and by its StartBy.
+// acquire asks c for a slot for req, its wait bounded by req's context and by its start bound
+// (startby.With).
 func (t *layer) acquire(req *http.Request, key string, k kind.Kind) (Lease, error) {
-	return WaitWithin(req.Context(), func(ctx context.Context) (Lease, error) { return t.clock.Acquire(ctx, key, k) })
+	return startby.Wait(req.Context(), func(ctx context.Context) (Lease, error) { return t.clock.Acquire(ctx, key, k) })
 }
 
 // Layer returns the host clock layer: every request waits in c for a start slot to its origin

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
@@ -442,7 +443,7 @@ func TestLayerReportsTheLatencySlowdown(t *testing.T) {
 	}
 }
 
-// A request bounded with WithStartBy fails at once when its origin cannot start before the bound,
+// A request bounded with startby.With fails at once when its origin cannot start before the bound,
 // and when it waited in line until the bound; its exchange with the server is not cut by the bound.
 func TestLayerStartByBoundsOnlyTheWait(t *testing.T) {
 	arrived, answer := make(chan struct{}), make(chan struct{})
@@ -458,7 +459,7 @@ func TestLayerStartByBoundsOnlyTheWait(t *testing.T) {
 	}
 	rt := Layer(nil, c, LayerOptions{})
 	get := func(path string, by time.Time) (*http.Response, error) {
-		req, _ := http.NewRequestWithContext(WithStartBy(context.Background(), by), http.MethodGet, s.URL+path, nil)
+		req, _ := http.NewRequestWithContext(startby.With(context.Background(), by), http.MethodGet, s.URL+path, nil)
 		return rt.RoundTrip(req)
 	}
 
@@ -475,7 +476,7 @@ func TestLayerStartByBoundsOnlyTheWait(t *testing.T) {
 	<-arrived
 	// Its one place is held: a request bounded 800 ms from now (after the rate's next start)
 	// waits in line, then fails.
-	if _, err := get("/b", time.Now().Add(800*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrStartByPassed) || !strings.Contains(err.Error(), ReasonConcurrency) {
+	if _, err := get("/b", time.Now().Add(800*time.Millisecond)); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, startby.ErrPassed) || !strings.Contains(err.Error(), ReasonConcurrency) {
 		t.Errorf("a request waiting in line past its bound got %v, want a deadline error naming the concurrency cap", err)
 	}
 	close(answer)
