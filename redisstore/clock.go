@@ -6,6 +6,7 @@ package redisstore
 import (
 	"cmp"
 	"github.com/politecrawl/etiquette/internal/idle"
+	"github.com/politecrawl/etiquette/internal/waitline"
 	"log/slog"
 	"slices"
 	"sync"
@@ -153,7 +154,7 @@ func (c *Clock) line(key string) *line {
 }
 
 func (ln *line) enqueue(w *waiter) {
-	ln.waiting = hostclock.JoinLine(ln.waiting, w, func(o *waiter) bool { return o.robots })
+	ln.waiting = waitline.Join(ln.waiting, w, func(o *waiter) bool { return o.robots })
 }
 
 // leave removes w from the line and wakes the new head. It requires c.mu held.

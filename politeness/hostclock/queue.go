@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/politecrawl/etiquette/internal/waitline"
 	"log/slog"
 	"slices"
 	"sync"
@@ -84,23 +85,7 @@ func (s *state) enqueue(w *waiter, now time.Time) {
 	if len(s.queue) == 0 {
 		s.headSince = now
 	}
-	s.queue = JoinLine(s.queue, w, func(o *waiter) bool { return o.robots })
-}
-
-// JoinLine returns line with w added in the place every Clock gives it in an origin's line of
-// waiting requests: a request for robots.txt goes ahead of every page, behind the robots.txt
-// requests already waiting — the pages are waiting for it at the robots gate anyway — and a page
-// goes to the back. robots reports whether a waiter is a robots.txt request. It is exported for
-// implementations of Clock outside this package (the Redis clock keeps the same line).
-func JoinLine[W any](line []W, w W, robots func(W) bool) []W {
-	if !robots(w) {
-		return append(line, w)
-	}
-	i := 0
-	for i < len(line) && robots(line[i]) {
-		i++
-	}
-	return slices.Insert(line, i, w)
+	s.queue = waitline.Join(s.queue, w, func(o *waiter) bool { return o.robots })
 }
 
 func (s *state) remove(w *waiter) {
