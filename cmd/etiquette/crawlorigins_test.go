@@ -38,6 +38,10 @@ import (
 // held thousands of descriptors (an idle connection per origin for 90 s) and hundreds of MB.
 const measureOriginsEnv = "ETIQUETTE_MEASURE_ORIGINS"
 
+// measureFlagsEnv adds crawl flags to the measurement's, such as "--no-discovery" or
+// "--workers 64".
+const measureFlagsEnv = "ETIQUETTE_MEASURE_FLAGS"
+
 // Bounds of the measurement with the default 16 workers: the descriptors the command holds
 // besides its connections are a handful (stdio, epoll, the runtime's pipes), so 3 × 16
 // connections and 64 others; the memory bound is the crawl's safety bound (crawlmemory_test.go).
@@ -56,7 +60,8 @@ func TestCrawlManyOriginsCost(t *testing.T) {
 	raiseDescriptorLimit(t)
 	site := startManyOrigins(t, n)
 
-	args := append(append([]string{"crawl", "--no-cache"}, identityArgs...), site.urls...)
+	flags := append([]string{"--no-cache"}, strings.Fields(os.Getenv(measureFlagsEnv))...)
+	args := append(append(append([]string{"crawl"}, flags...), identityArgs...), site.urls...)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, etiquetteBinary(t), args...)
@@ -78,8 +83,8 @@ func TestCrawlManyOriginsCost(t *testing.T) {
 
 	rss := maxRSSKiB(t, cmd)
 	code := cmd.ProcessState.ExitCode()
-	t.Logf("%d origins, --workers 16, --no-cache: peak RSS %d KiB (%.0f MB), peak %d file descriptors, wall %s, exit %d (%v)",
-		n, rss, float64(rss)/1024, peakFDs, wall.Round(100*time.Millisecond), code, waitErr)
+	t.Logf("%d origins, %s: peak RSS %d KiB (%.0f MB), peak %d file descriptors, wall %s, exit %d (%v)",
+		n, strings.Join(flags, " "), rss, float64(rss)/1024, peakFDs, wall.Round(100*time.Millisecond), code, waitErr)
 	t.Logf("stdout: %d lines, %d start pages 200, refused %v; at the origins: %d connections accepted, at most %d open at once",
 		lines.total, lines.startPages, lines.refused, site.accepted.Load(), site.peak())
 	t.Logf("summary:\n%s", lastLines(stderr.String(), 20))
