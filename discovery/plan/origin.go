@@ -160,13 +160,28 @@ func (op *originPlan) allow(namedBy, rawURL string, sitemapLine bool) bool {
 // get requests a discovery document of kind k found via via, named by the document at namedBy,
 // once it passed allow. The response's body reports the document when closed (see report.go);
 // err is the client's error, already reported.
+//
+// The request's unit of Config.InFlight is taken here, before the client is called, and held
+// across its redirect hops until the body is closed: an origin whose discovery waits for a unit
+// then waits on a short stack, which matters when thousands of start origins wait at once (a
+// unit taken inside the client's call, hop by hop, left each of them on a stack grown by it).
 func (op *originPlan) get(ctx context.Context, rawURL string, k kind.Kind, via, namedBy string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(withVia(ctx, op.origin, via, namedBy), http.MethodGet, rawURL, nil)
+	release := sync.OnceFunc(op.p.release)
+	req, err := http.NewRequestWithContext(context.WithValue(withVia(ctx, op.origin, via, namedBy), docKey{},
+		docMark{via: via, origin: op.origin, release: release}), http.MethodGet, rawURL, nil)
 	if err != nil {
 		op.p.reportDocument(Document{URL: rawURL, Kind: k, FoundVia: via, Err: err})
 		return nil, err
 	}
-	return op.p.client.Do(kind.Mark(req, k))
+	if err := op.p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	resp, err := op.p.client.Do(kind.Mark(req, k))
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return resp, nil
 }
 
 // done closes a document's body after reading a little of what is left.

@@ -22,6 +22,10 @@ type docKey struct{}
 type docMark struct {
 	via    string // how the document was found: a frontier.Via value
 	origin string // the origin being discovered, for Summary.Limits
+	// release, when set, gives back the unit of Config.InFlight the caller took before sending
+	// the request (see originPlan.get): the hops take none, and the first body closed gives it
+	// back. It must be safe to call more than once.
+	release func()
 }
 
 // withVia marks the requests sent with ctx as discovery documents of origin, found via via, named
@@ -74,23 +78,29 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		p.refused(m.origin, req.URL.String(), ErrMaxDocuments)
 		return nil, ErrMaxDocuments
 	}
-	if err := p.acquire(req.Context()); err != nil {
+	release := p.release
+	if m.release != nil {
+		// The caller's unit, given back once: by the first body closed — a hop's, when the
+		// client follows a redirect (the next hops then go without one, rather than the unit
+		// staying taken when the client hands the redirect itself back), else the document's.
+		release = m.release
+	} else if err := p.acquire(req.Context()); err != nil {
 		return nil, err
 	}
 	resp, err := o.next.RoundTrip(req)
 	if err != nil {
-		p.release()
+		release()
 		p.refused(m.origin, req.URL.String(), err)
 		d.Err = err
 		p.reportDocument(d)
 		return nil, err
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.Header.Get("Location") != "" {
-		resp.Body = &releasingBody{ReadCloser: resp.Body, release: p.release}
+		resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
 		return resp, nil
 	}
 	d.Status, d.FinalURL = resp.StatusCode, req.URL.String()
-	resp.Body = &observedBody{r: resp.Body, doc: d, report: p.reportDocument, release: p.release}
+	resp.Body = &observedBody{r: resp.Body, doc: d, report: p.reportDocument, release: release}
 	return resp, nil
 }
 
