@@ -46,10 +46,9 @@ func TestFourStartsSpanASecondPlusTheJitterMargin(t *testing.T) {
 					t.Fatalf("starts %d to %d spanned %v, want at least %v", i-3, i, span, time.Second+tt.margin)
 				}
 			}
-			mean := float64(len(starts)-1) / starts[len(starts)-1].Sub(starts[0]).Seconds()
-			if tt.margin == DefaultJitterMargin && mean < 2.6 {
-				t.Errorf("mean rate %.3f starts per second, want at least 2.6", mean)
-			}
+			// The mean rate the margins leave is TestTheDefaultsLeaveAMeanRateOfAtLeast2_6's: here
+			// await may move the simulated time past a timer a busy machine registers late, which
+			// stretches the run but never shortens a span.
 		})
 	}
 }
