@@ -253,16 +253,7 @@ func (g *networkGuard) previous(ctx context.Context, prev *http.Request) netip.A
 			return *a
 		}
 	}
-	addrs, err := g.resolve(ctx, prev.URL.Hostname())
-	if err != nil || len(addrs) == 0 {
-		return netip.Addr{}
-	}
-	for _, a := range addrs {
-		if !privateAddress(a) {
-			return a
-		}
-	}
-	return addrs[0]
+	return g.resolvedPreferPublic(ctx, prev.URL.Hostname())
 }
 
 // namer returns the address the host of a discovered URL's naming document reached: the
@@ -279,7 +270,13 @@ func (g *networkGuard) namer(ctx context.Context, u *url.URL) netip.Addr {
 	if a, ok := g.reached.Load(strings.ToLower(u.Hostname())); ok {
 		return a.(netip.Addr)
 	}
-	addrs, err := g.resolve(ctx, u.Hostname())
+	return g.resolvedPreferPublic(ctx, u.Hostname())
+}
+
+// resolvedPreferPublic resolves host now and returns its address, a public one among several,
+// or the invalid address (which counts as public) when it cannot be resolved.
+func (g *networkGuard) resolvedPreferPublic(ctx context.Context, host string) netip.Addr {
+	addrs, err := g.resolve(ctx, host)
 	if err != nil || len(addrs) == 0 {
 		return netip.Addr{}
 	}
