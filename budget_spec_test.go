@@ -30,7 +30,9 @@ var _ = Describe("several doors in one process built with the default policy", f
 		// A door authorised to go faster on another host must not bring a budget of its own here.
 		authorised := base
 		authorised.AuthorizedRates = map[string]float64{"fast.example": 10}
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+		// Sixteen clients in one line at 2.63 starts a second: each gets its first turn within
+		// about 6 s, so the run lasts long enough for every door to be served on a loaded machine.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		errs := &hcErrs{}
 		var wg sync.WaitGroup
