@@ -18,12 +18,13 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
 
 // Options tune a [Jar]. The zero value is what most callers want.
 type Options struct {
-	// Logger receives a debug record per refused cookie. Nil means slog.Default().
+	// Logger receives a debug record per refused cookie. Nil means warnings and errors only, on slog.Default().
 	Logger *slog.Logger
 	// Now is the jar's clock for lifetimes. Nil means time.Now.
 	Now func() time.Time
@@ -119,10 +120,7 @@ func (j *Jar) now() time.Time {
 }
 
 func (j *Jar) logger() *slog.Logger {
-	if j.opt.Logger != nil {
-		return j.opt.Logger
-	}
-	return slog.Default()
+	return quietlog.Or(j.opt.Logger)
 }
 
 // SetCookies implements http.CookieJar. It keeps the cookies of cs that the purpose needs, as

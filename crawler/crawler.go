@@ -44,6 +44,7 @@ import (
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/discovery/plan"
 	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
@@ -116,7 +117,7 @@ type Config struct {
 	// requests still waiting for their turn) and gives the rest a few seconds.
 	Grace time.Duration
 	// Logger receives pages with more links than the limit, extractions cut short and links the
-	// frontier refused; nil means slog.Default().
+	// frontier refused; nil means warnings and errors only, on slog.Default().
 	Logger *slog.Logger
 }
 
@@ -188,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			cfg.Workers, cfg.MaxPages, cfg.MaxDepth)
 	}
 	workers := cmp.Or(cfg.Workers, DefaultWorkers)
-	r := &run{cfg: cfg, f: cfg.Frontier, scope: cfg.Scope, log: cmp.Or(cfg.Logger, slog.Default()),
+	r := &run{cfg: cfg, f: cfg.Frontier, scope: cfg.Scope, log: quietlog.Or(cfg.Logger),
 		pages: newPageBudget(cfg.MaxPages), sources: map[string]int{},
 		inFlight: semaphore.NewWeighted(int64(workers))}
 	if r.f == nil {

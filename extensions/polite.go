@@ -26,6 +26,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness"
 	"github.com/politecrawl/etiquette/politeness/events"
 )
@@ -98,10 +99,7 @@ func install(c *colly.Collector, p politeness.Policy, wrap func(http.RoundTrippe
 	if !ok {
 		return nil, errors.New("etiquette: this Colly version's collector layout is not the one Polite was built for (v2.3.0); cannot watch its transport")
 	}
-	logger := p.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := quietlog.Or(p.Logger)
 	var prev *guardState
 	if g, ok := c.Context.(*guard); ok {
 		prev = g.state.Load()

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/politecrawl/etiquette/internal/idle"
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"iter"
 	"log/slog"
 	"slices"
@@ -91,7 +92,7 @@ type Options struct {
 	ForgetAfter time.Duration
 	// Time is the clock read and waited on; nil means hostclock.SystemTime(). Tests inject a manual one.
 	Time hostclock.Time
-	// Logger receives the first drop of each origin and each give-up (Warn); nil means slog.Default().
+	// Logger receives the first drop of each origin and each give-up (Warn); nil means warnings and errors only, on slog.Default().
 	Logger *slog.Logger
 }
 
@@ -168,9 +169,7 @@ func New(opts Options) (*Frontier, error) {
 	if f.tm == nil {
 		f.tm = hostclock.SystemTime()
 	}
-	if f.log == nil {
-		f.log = slog.Default()
-	}
+	f.log = quietlog.Or(f.log)
 	if err := f.store.Init(); err != nil {
 		return nil, fmt.Errorf("frontier: the storage could not start: %w", err)
 	}

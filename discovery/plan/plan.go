@@ -65,6 +65,7 @@ import (
 	"github.com/politecrawl/etiquette/discovery/discovered"
 	"github.com/politecrawl/etiquette/discovery/links"
 	"github.com/politecrawl/etiquette/frontier"
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/politeness/kind"
 	"github.com/politecrawl/etiquette/politeness/origin"
 )
@@ -128,7 +129,7 @@ type Config struct {
 	// Report receives every discovery document requested, one call at a time; nil discards them.
 	Report func(Document)
 	// Logger receives, at Debug, what went wrong with each document (also in its Document.Err),
-	// and at Info a WordPress REST API that offers no listing; nil means slog.Default().
+	// and at Info a WordPress REST API that offers no listing; nil means warnings and errors only, on slog.Default().
 	Logger *slog.Logger
 	// InFlight, when not nil, bounds the crawl's requests in flight: every discovery request
 	// holds one of its units from the moment it is sent until its body is closed (robots.txt's
@@ -237,7 +238,7 @@ func New(cfg Config) (*Planner, error) {
 		lister = l
 	}
 	p := &Planner{sitemaps: lister, f: cfg.Frontier, opt: cfg.Options, left: cfg.PagesLeft,
-		log: cmp.Or(cfg.Logger, slog.Default()), report: cfg.Report, claims: cfg.Claims, origins: map[string]*originPlan{},
+		log: quietlog.Or(cfg.Logger), report: cfg.Report, claims: cfg.Claims, origins: map[string]*originPlan{},
 		sum: Summary{Found: map[string]int{}, Duplicates: map[string]int{}}, limits: map[limitKey]*Limit{},
 		inFlight: cfg.InFlight, docs: documents{max: int64(cfg.MaxDocuments)}}
 	p.opt.LowWater = cmp.Or(p.opt.LowWater, DefaultLowWater)

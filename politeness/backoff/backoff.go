@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/politecrawl/etiquette/internal/quietlog"
 	"github.com/politecrawl/etiquette/internal/startby"
 	"github.com/politecrawl/etiquette/politeness/events"
 	"github.com/politecrawl/etiquette/politeness/kind"
@@ -55,7 +56,8 @@ type Options struct {
 	Retry func(req *http.Request, resp *http.Response) bool
 	// Sink receives a Retried event for every re-send.
 	Sink events.Sink
-	// Logger receives a record for every re-send (Info); nil means slog.Default().
+	// Logger receives a record for every re-send (Info); nil means warnings and errors only, on
+	// slog.Default().
 	Logger *slog.Logger
 	// Now reads the time; nil means time.Now.
 	Now func() time.Time
@@ -115,10 +117,7 @@ type layer struct {
 }
 
 func (t *layer) logger() *slog.Logger {
-	if t.o.Logger != nil {
-		return t.o.Logger
-	}
-	return slog.Default()
+	return quietlog.Or(t.o.Logger)
 }
 
 func (t *layer) RoundTrip(req *http.Request) (*http.Response, error) {
